@@ -1,0 +1,15 @@
+"""The few ways a corpus request can fail, each with a message that says what to do next."""
+
+from __future__ import annotations
+
+
+class CorpusError(Exception):
+    """A corpus request that cannot be served."""
+
+
+class RootNotFound(CorpusError):
+    """No corpus root where one was asked for."""
+
+
+class NotInCorpus(CorpusError):
+    """A path or URI that names nothing the corpus serves (outside a root, skipped, unknown)."""

@@ -1,0 +1,82 @@
+"""Which names a root never serves, and which files are pinned.
+
+Every match here is case-insensitive on every OS: a `.ENV` on Linux is as secret as a `.env` on
+macOS, and a `Overview.md` is as pinned as `overview.md`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from fnmatch import fnmatchcase
+
+IGNORED_DIRS: frozenset[str] = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        ".jj",
+        "__pycache__",
+        ".mypy_cache",
+        ".ruff_cache",
+        ".pytest_cache",
+        "node_modules",
+        ".venv",
+        ".tox",
+    }
+)
+"""Directory names never walked (version control, caches, environments)."""
+
+SECRET_PATTERNS: tuple[str, ...] = (
+    ".env",
+    ".env.*",
+    "*.env",
+    "*.key",
+    "*.pem",
+    "*.p12",
+    "*.pfx",
+    "*.crt",
+    "*.cer",
+    "*.der",
+    "*.jks",
+    "*.keystore",
+    "id_rsa*",
+    "id_dsa*",
+    "id_ecdsa*",
+    "id_ed25519*",
+    "*.kdbx",
+    ".netrc",
+    ".npmrc",
+    ".pypirc",
+    "credentials*.json",
+)
+"""File-name patterns that look like credentials: never indexed, listed, pinned or served."""
+
+DEFAULT_PINS: tuple[str, ...] = ("overview.md", "conventions.md")
+"""Files directly under the `.AGENTS` root that reach the model at the start of every task."""
+
+
+def is_ignored_dir(name: str) -> bool:
+    return name.casefold() in IGNORED_DIRS
+
+
+def is_secret(name: str) -> bool:
+    folded = name.casefold()
+    return any(fnmatchcase(folded, pattern) for pattern in SECRET_PATTERNS)
+
+
+class PinSet:
+    """The pinned relative paths of the `.AGENTS` root, compared case-insensitively.
+
+    `PinSet()` pins the defaults; `PinSet([...])` replaces them (`--pin REL`, repeatable);
+    an empty string among them (`--pin ''`) pins nothing.
+    """
+
+    def __init__(self, pins: Iterable[str] | None = None) -> None:
+        chosen = DEFAULT_PINS if pins is None else tuple(pins)
+        self._folded = frozenset(p.replace("\\", "/").strip("/").casefold() for p in chosen if p.strip())
+
+    def __contains__(self, rel: str) -> bool:
+        return rel.casefold() in self._folded
+
+    def __bool__(self) -> bool:
+        return bool(self._folded)
