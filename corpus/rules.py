@@ -73,10 +73,16 @@ class PinSet:
 
     def __init__(self, pins: Iterable[str] | None = None) -> None:
         chosen = DEFAULT_PINS if pins is None else tuple(pins)
-        self._folded = frozenset(p.replace("\\", "/").strip("/").casefold() for p in chosen if p.strip())
+        self._order = [p.replace("\\", "/").strip("/").casefold() for p in chosen if p.strip()]
+        self._folded = frozenset(self._order)
 
     def __contains__(self, rel: str) -> bool:
         return rel.casefold() in self._folded
+
+    def rank(self, rel: str) -> int:
+        """Position in the pin list, so pinned files are shown in the order they were pinned."""
+        folded = rel.casefold()
+        return self._order.index(folded) if folded in self._folded else len(self._order)
 
     def __bool__(self) -> bool:
         return bool(self._folded)

@@ -1,0 +1,48 @@
+"""Helpers for tests that drive the server through a real MCP client."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import anyio
+from mcp import Client
+from mcp.types import CallToolResult, TextContent
+
+from corpus.roots import make_roots
+from corpus.rules import PinSet
+from retrieval.live import LiveIndex
+from server import AgentsServer, Config, create_server
+
+T = TypeVar("T")
+
+MODES = ["legacy", "auto"]
+"""Both protocol eras: the 2025-11-25 handshake (Claude Desktop, the Inspector) and 2026-07-28."""
+
+
+def make_server(agents: Path, docs: list[Path] | None = None, **overrides: Any) -> AgentsServer:
+    pins = overrides.pop("pins", None)
+    config = Config(agents=agents, docs=docs or [], debounce_ms=50, poll_interval=0.2, pins=pins, **overrides)
+    live = LiveIndex(make_roots([agents], config.docs), PinSet(pins) if pins is not None else None)
+    return create_server(live, config)
+
+
+def text_of(result: CallToolResult) -> str:
+    (block,) = result.content
+    assert isinstance(block, TextContent)
+    return block.text
+
+
+async def eventually(probe: Callable[[], Awaitable[T | None]], timeout: float = 10.0) -> T:
+    """Poll `probe` until it returns something truthy; fail after a generous timeout."""
+    with anyio.fail_after(timeout):
+        while True:
+            value = await probe()
+            if value:
+                return value
+            await anyio.sleep(0.05)
+
+
+async def search(client: Client, query: str, tool: str = "context_search", **args: Any) -> str:
+    return text_of(await client.call_tool(tool, {"query": query, **args}))
