@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import inspect
+
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -34,13 +36,15 @@ def text_of(result: CallToolResult) -> str:
     return block.text
 
 
-async def eventually(probe: Callable[[], Awaitable[T | None]], timeout: float = 10.0) -> T:
-    """Poll `probe` until it returns something truthy; fail after a generous timeout."""
+async def eventually(probe: Callable[[], Awaitable[T | None] | T | None], timeout: float = 10.0) -> T:
+    """Poll `probe` (sync or async) until it returns something truthy; fail after a generous timeout."""
     with anyio.fail_after(timeout):
         while True:
-            value = await probe()
+            value = probe()
+            if inspect.isawaitable(value):
+                value = await value
             if value:
-                return value
+                return value  # type: ignore[return-value]
             await anyio.sleep(0.05)
 
 

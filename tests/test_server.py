@@ -326,3 +326,30 @@ async def test_a_deleted_and_recreated_root_is_watched_again(server: AgentsServe
             return "later.md" in await search(client, "narwhal")
 
         await eventually(watched)
+
+
+async def test_a_failed_rebuild_keeps_serving_the_last_good_index(
+    server: AgentsServer, agents: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import retrieval.live
+
+    def broken_load(*args: Any, **kwargs: Any) -> Any:
+        raise OSError("disk on fire")
+
+    async with Client(server) as client:
+        assert "security.md" in await search(client, "secrets")
+        generation = server.live.snapshot.generation
+        with monkeypatch.context() as patch:
+            patch.setattr(retrieval.live, "load", broken_load)
+            (agents / "new.md").write_text("# New\n\nwombat\n")
+            await eventually(lambda: server.live.last_error)
+            assert server.live.last_error == "OSError: disk on fire"
+            assert server.live.snapshot.generation == generation
+            assert "security.md" in await search(client, "secrets")
+        (agents / "new.md").write_text("# New\n\nwombat again\n")
+
+        async def recovered() -> bool:
+            return "new.md" in await search(client, "wombat")
+
+        await eventually(recovered)
+        assert server.live.last_error is None

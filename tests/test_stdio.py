@@ -164,3 +164,33 @@ async def test_the_repository_serves_its_own_agents_folder() -> None:
         )
         hit = await search(client, "symlinks that leave the root")
         assert hit.startswith('<context path=".AGENTS/security.md" section="Confinement to the roots"')
+
+
+async def test_the_console_script_serves_and_logs_to_a_file(agents: Path, tmp_path: Path) -> None:
+    script = Path(sys.executable).with_name("agents-context")
+    if not script.exists():
+        script = script.with_suffix(".exe")
+    (agents / "id_rsa").write_text("-----BEGIN KEY-----\n")
+    log_file = tmp_path / "server.log"
+    server = StdioServerParameters(
+        command=str(script), args=["serve", "--root", str(agents), "--log-file", str(log_file)]
+    )
+    async with Client(server, mode="legacy") as client:
+        assert "Secrets" in await search(client, "secrets")
+    log = log_file.read_text()
+    assert "# pinned .AGENTS/overview.md (" in log
+    assert "# skipped .AGENTS/id_rsa: looks like a secret (denylist)" in log
+    assert "# waiting for an MCP client on stdin" in log
+
+
+def test_version_and_help_need_no_corpus(tmp_path: Path) -> None:
+    for flag, expected in (("--version", "agents-context "), ("--help", "--instructions-budget")):
+        done = subprocess.run(
+            [sys.executable, SERVER, flag],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd=tmp_path,
+            check=False,
+        )
+        assert done.returncode == 0 and expected in done.stdout
