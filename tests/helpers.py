@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import inspect
-
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -36,7 +35,7 @@ def text_of(result: CallToolResult) -> str:
     return block.text
 
 
-async def eventually(probe: Callable[[], Awaitable[T | None] | T | None], timeout: float = 10.0) -> T:
+async def eventually(probe: Callable[[], Any], timeout: float = 10.0) -> Any:
     """Poll `probe` (sync or async) until it returns something truthy; fail after a generous timeout."""
     with anyio.fail_after(timeout):
         while True:
@@ -44,7 +43,7 @@ async def eventually(probe: Callable[[], Awaitable[T | None] | T | None], timeou
             if inspect.isawaitable(value):
                 value = await value
             if value:
-                return value  # type: ignore[return-value]
+                return value
             await anyio.sleep(0.05)
 
 
