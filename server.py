@@ -7,9 +7,12 @@ index live. Everything it serves comes from `corpus/` and `retrieval/`.
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
 import logging
 import mimetypes
 import sys
+import time
 import weakref
 from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import asynccontextmanager
@@ -19,12 +22,13 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import anyio
+from mcp import MCPError, types
 from mcp.server import NotificationOptions
 from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError
 from mcp.server.session import ServerSession
-from mcp.server.subscriptions import InMemorySubscriptionBus, ResourcesListChanged
+from mcp.server.subscriptions import InMemorySubscriptionBus, ResourcesListChanged, ResourceUpdated
 from mcp.types import (
     Annotations,
     CallToolResult,
@@ -35,22 +39,26 @@ from mcp.types import (
 )
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import AnyUrl, Field
+from watchfiles import awatch
 
+from corpus.catalog import CorpusFile
 from corpus.errors import CorpusError
-from corpus.identity import AGENTS_SCHEME, DOCS_SCHEME
+from corpus.identity import AGENTS_SCHEME, DOCS_SCHEME, SERVER_SCHEME, file_uri, parse_file_uri
 from corpus.read import DEFAULT_MAX_BYTES
 from corpus.roots import Root, RootKind, find_agents_root, make_roots
 from corpus.rules import PinSet
-from corpus.watch import Changes, WatchOptions, supervise
-from retrieval import briefing
-from retrieval.format import Rendered, SearchResult, render_context, render_docs
-from retrieval.live import LiveIndex
-from retrieval.retriever import RetrievalRequest
+from corpus.watch import Changes, WatchFactory, WatchOptions, WatchStatus, supervise, watched_root
+from retrieval import briefing, status
+from retrieval.format import Freshness, Rendered, SearchResult, render_context, render_docs
+from retrieval.live import Change, LiveIndex, View
+from retrieval.retriever import RetrievalRequest, RetrievedDocument
 from retrieval.sections import is_markdown
+from retrieval.status import StatusReport
 
 log = logging.getLogger("agents_context")
 
 NAME = "agents-context"
+STATUS_URI = f"{SERVER_SCHEME}://status"
 EMPTY_QUERY = "query is required: pass a non-empty 'query' string"
 READ_ONLY = ToolAnnotations(
     read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
@@ -91,6 +99,13 @@ always current, while the instructions are a start-up snapshot. Costs the size o
 files (at most 32 KB)."""
 
 
+CONTEXT_STATUS_DESCRIPTION = """\
+Check the index before relying on it (or when answers look stale or empty): whether search is \
+enabled and healthy, each root's files, sections and windows, skipped files and why, the file \
+watcher's mode and health, the last error, the index generation and how fresh it is. Cheap; no \
+arguments. Every search answer's status line already carries gen= and fresh_as_of=."""
+
+
 @dataclass(frozen=True, slots=True)
 class Config:
     agents: Path
@@ -101,6 +116,15 @@ class Config:
     instructions_budget: int = briefing.INSTRUCTIONS_BUDGET_CHARS
     debounce_ms: int = 200
     poll_interval: float = 1.0
+    poll: bool = False
+
+
+@dataclass(slots=True)
+class LegacyClient:
+    """A handshake-era connection: its session (to notify it) and the URIs it subscribed to."""
+
+    session: ServerSession
+    uris: set[str] = field(default_factory=set)
 
 
 @dataclass(slots=True)
@@ -108,33 +132,43 @@ class AppState:
     """What one lifespan (one stdio process, one in-memory client) shares across its requests."""
 
     live: LiveIndex
-    legacy_sessions: weakref.WeakKeyDictionary[object, ServerSession] = field(
+    clients: weakref.WeakKeyDictionary[object, LegacyClient] = field(
         default_factory=weakref.WeakKeyDictionary
     )
-    """Handshake-era sessions by connection. A `ServerSession` is a per-request proxy that keeps
+    """Handshake-era clients by connection. A `ServerSession` is a per-request proxy that keeps
     working after its request; the connection object lives exactly as long as the client."""
 
 
 class AgentsServer(MCPServer[AppState]):
-    """MCPServer with a resource list and reads that follow the live corpus."""
+    """MCPServer whose resource list and reads follow the live corpus, read-your-writes."""
 
     def __init__(self, live: LiveIndex, config: Config, **kwargs: Any) -> None:
         self.live = live
         self.config = config
         self.bus = InMemorySubscriptionBus()
+        self.watch_status = WatchStatus()
+        self.started = time.time()
         super().__init__(subscriptions=self.bus, **kwargs)
 
+    def catch_up(self) -> None:
+        """Read-your-writes: bring the `.AGENTS` root up to date by stat before answering."""
+        root = self.live.agents_root
+        if root is not None:
+            self.live.sweep(root)
+
     async def list_resources(self) -> list[Resource]:
+        await anyio.to_thread.run_sync(self.catch_up)
         listed = await super().list_resources()
-        for f in self.live.snapshot.corpus.files.values():
-            if f.root.kind is not RootKind.AGENTS:
-                continue
-            first = next(iter(briefing.headings(f)), None)
+        with self.live.view() as view:
+            files = sorted(
+                (f for f in view.corpus.files.values() if f.root.kind is RootKind.AGENTS), key=lambda f: f.rel
+            )
+        for f in files:
             listed.append(
                 Resource(
                     uri=f.uri,
                     name=f.rel,
-                    title=first,
+                    title=next(iter(briefing.headings(f)), None),
                     mime_type=mime_type(f.rel),
                     size=f.size,
                     annotations=Annotations(priority=1.0 if f.pinned else 0.5),
@@ -145,14 +179,22 @@ class AgentsServer(MCPServer[AppState]):
     async def read_resource(
         self, uri: AnyUrl | str, context: Context[AppState, Any] | None = None
     ) -> Iterable[ReadResourceContents] | InputRequiredResult:
+        await anyio.to_thread.run_sync(self.catch_up)
         text = str(uri)
         if not text.startswith((f"{AGENTS_SCHEME}://", f"{DOCS_SCHEME}://")):
             return await super().read_resource(uri, context)
-        try:
-            f = self.live.snapshot.corpus.read_uri(text)
-        except CorpusError as exc:
-            raise ResourceNotFoundError(str(exc)) from None
+        f = await anyio.to_thread.run_sync(read_file, self.live, text)
         return [ReadResourceContents(content=f.text, mime_type=mime_type(f.rel))]
+
+    def status(self) -> StatusReport:
+        return status.report(self.live, self.watch_status, self.started)
+
+
+def read_file(live: LiveIndex, uri: str) -> CorpusFile:
+    try:
+        return live.corpus.read_uri(uri)
+    except CorpusError as exc:
+        raise ResourceNotFoundError(str(exc)) from None
 
 
 def mime_type(name: str) -> str:
@@ -177,20 +219,52 @@ def clamp(value: int, low: int, high: int) -> int:
     return max(low, min(high, value))
 
 
-def create_server(live: LiveIndex, config: Config) -> AgentsServer:
-    snapshot = live.snapshot
+def freshness(live: LiveIndex, view: View, roots: Sequence[Root]) -> Freshness:
+    change = view.last_change
+    return Freshness(
+        generation=view.generation,
+        fresh_as_of=live.fresh_since(roots),
+        added=change.added if change else frozenset(),
+        changed=change.changed if change else frozenset(),
+        removed=change.removed if change else frozenset(),
+        changed_at=change.at if change else None,
+    )
+
+
+def retrieve(
+    live: LiveIndex, which: str, request: RetrievalRequest, roots: Sequence[Root]
+) -> tuple[list[RetrievedDocument], Freshness]:
+    """Search one generation, then make sure no hit comes from a file that changed since it was
+    indexed (a deleted or edited file is re-checked and the search run again)."""
+    for _ in range(3):
+        with live.view() as view:
+            retriever = (
+                view.library.section_retriever if which == "sections" else view.library.window_retriever
+            )
+            docs = retriever.retrieve(request)
+            fresh = freshness(live, view, roots)
+        if not live.verify(d.unit for d in docs):
+            break
+    return docs, fresh
+
+
+def create_server(live: LiveIndex, config: Config, watch_factory: WatchFactory = awatch) -> AgentsServer:
     has_docs = any(r.kind is RootKind.DOCS for r in live.roots)
+    agents_roots = [r for r in live.roots if r.kind is RootKind.AGENTS]
+    with live.view() as view:
+        instructions = briefing.instructions(view.corpus, config.instructions_budget, has_docs)
     server = AgentsServer(
         live,
         config,
         name=NAME,
         title="agents-context",
         version=version(),
-        instructions=briefing.instructions(snapshot.corpus, config.instructions_budget, has_docs),
-        lifespan=make_lifespan(live, config),
+        instructions=instructions,
+        lifespan=make_lifespan(live, config, watch_factory),
         middleware=[capture_legacy_session],
     )
     advertise_list_changed(server)
+    add_subscriptions(server)
 
     @server.tool(
         name="context_search",
@@ -210,8 +284,9 @@ def create_server(live: LiveIndex, config: Config) -> AgentsServer:
     ) -> Annotated[CallToolResult, SearchResult]:
         if not query.strip():
             return error_result(EMPTY_QUERY)
-        docs = live.snapshot.library.section_retriever.retrieve(RetrievalRequest(query, clamp(k, 1, 20)))
-        return tool_result(render_context(query, docs, {"method": "bm25"}))
+        server.catch_up()
+        docs, fresh = retrieve(live, "sections", RetrievalRequest(query, clamp(k, 1, 20)), agents_roots)
+        return tool_result(render_context(query, docs, freshness=fresh))
 
     @server.tool(
         name="search_docs",
@@ -231,8 +306,15 @@ def create_server(live: LiveIndex, config: Config) -> AgentsServer:
     ) -> Annotated[CallToolResult, SearchResult]:
         if not query.strip():
             return error_result(EMPTY_QUERY)
-        docs = live.snapshot.library.window_retriever.retrieve(RetrievalRequest(query, clamp(k, 1, 10)))
-        return tool_result(render_docs(docs, {"method": "bm25"}))
+        server.catch_up()
+        docs, fresh = retrieve(live, "windows", RetrievalRequest(query, clamp(k, 1, 10)), live.roots)
+        return tool_result(render_docs(docs, freshness=fresh))
+
+    def pinned_text() -> str:
+        server.catch_up()
+        with live.view() as view:
+            fields = freshness(live, view, agents_roots).status()
+            return briefing.pinned_context(view.corpus, config.pinned_budget, fields)
 
     @server.tool(
         name="pinned_context",
@@ -242,12 +324,36 @@ def create_server(live: LiveIndex, config: Config) -> AgentsServer:
         structured_output=False,
     )
     def pinned_context_tool() -> str:
-        return briefing.pinned_context(live.snapshot.corpus, config.pinned_budget)
+        return pinned_text()
 
     @server.prompt(name="pinned_context", title="Pinned project context")
-    def pinned_context_prompt() -> str:
+    async def pinned_context_prompt() -> str:
         """The project's pinned .AGENTS/ files and the list of searchable sections."""
-        return briefing.pinned_context(live.snapshot.corpus, config.pinned_budget)
+        return await anyio.to_thread.run_sync(pinned_text)
+
+    @server.tool(
+        name="context_status",
+        title="Index status",
+        annotations=READ_ONLY,
+        description=CONTEXT_STATUS_DESCRIPTION,
+    )
+    def context_status() -> Annotated[CallToolResult, StatusReport]:
+        server.catch_up()
+        report = server.status()
+        return CallToolResult(
+            content=[TextContent(type="text", text=status.render(report))],
+            structured_content=report.model_dump(mode="json"),
+        )
+
+    @server.resource(
+        STATUS_URI,
+        name="status",
+        title="Index status",
+        mime_type="application/json",
+        description="The same report as the context_status tool, as JSON.",
+    )
+    def status_resource() -> str:
+        return server.status().model_dump_json(indent=2)
 
     @server.resource(
         f"{AGENTS_SCHEME}://{{+path}}",
@@ -256,7 +362,7 @@ def create_server(live: LiveIndex, config: Config) -> AgentsServer:
         description="A file of the .AGENTS folder; resources/list names every one.",
     )
     def agents_file(path: str) -> str:
-        return read_text(live, f"{AGENTS_SCHEME}://{path}")
+        return read_file(live, f"{AGENTS_SCHEME}://{path}").text
 
     @server.resource(
         f"{DOCS_SCHEME}://{{label}}/{{+path}}",
@@ -265,16 +371,9 @@ def create_server(live: LiveIndex, config: Config) -> AgentsServer:
         description="A file of a --docs root, by root label and relative path (not listed).",
     )
     def docs_file(label: str, path: str) -> str:
-        return read_text(live, f"{DOCS_SCHEME}://{label}/{path}")
+        return read_file(live, f"{DOCS_SCHEME}://{label}/{path}").text
 
     return server
-
-
-def read_text(live: LiveIndex, uri: str) -> str:
-    try:
-        return live.snapshot.corpus.read_uri(uri).text
-    except CorpusError as exc:
-        raise ResourceNotFoundError(str(exc)) from None
 
 
 def advertise_list_changed(server: MCPServer[Any]) -> None:
@@ -296,49 +395,126 @@ def advertise_list_changed(server: MCPServer[Any]) -> None:
     lowlevel.create_initialization_options = with_list_changed  # type: ignore[method-assign]
 
 
+def add_subscriptions(server: AgentsServer) -> None:
+    """`resources/subscribe` and `unsubscribe` for handshake-era clients (MCPServer serves only the
+    2026-07-28 `subscriptions/listen`); the capability follows from the handlers being there."""
+
+    def client_of(ctx: Any) -> LegacyClient:
+        state: AppState = ctx.lifespan_context
+        key = ctx.session._connection
+        if key not in state.clients:
+            state.clients[key] = LegacyClient(ctx.session)
+        return state.clients[key]
+
+    async def subscribe(ctx: Any, params: types.SubscribeRequestParams) -> types.EmptyResult:
+        uri = str(params.uri)
+        try:
+            parse_file_uri(uri, server.live.roots)
+        except CorpusError as exc:
+            raise MCPError(code=types.INVALID_PARAMS, message=str(exc)) from None
+        client_of(ctx).uris.add(uri)
+        return types.EmptyResult()
+
+    async def unsubscribe(ctx: Any, params: types.UnsubscribeRequestParams) -> types.EmptyResult:
+        client_of(ctx).uris.discard(str(params.uri))
+        return types.EmptyResult()
+
+    lowlevel = server._lowlevel_server
+    lowlevel.add_request_handler("resources/subscribe", types.SubscribeRequestParams, subscribe)
+    lowlevel.add_request_handler("resources/unsubscribe", types.UnsubscribeRequestParams, unsubscribe)
+
+
 async def capture_legacy_session(ctx: Any, call_next: Any) -> Any:
     """Remember each handshake-era connection once, so change notifications can reach it."""
     result = await call_next(ctx)
     if ctx.method == "notifications/initialized" and ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
         state = ctx.lifespan_context
-        if isinstance(state, AppState):
-            state.legacy_sessions[ctx.session._connection] = ctx.session
+        if isinstance(state, AppState) and ctx.session._connection not in state.clients:
+            state.clients[ctx.session._connection] = LegacyClient(ctx.session)
     return result
 
 
-def make_lifespan(live: LiveIndex, config: Config) -> Any:
+def make_lifespan(live: LiveIndex, config: Config, watch_factory: WatchFactory) -> Any:
     @asynccontextmanager
-    async def lifespan(server: MCPServer[AppState]) -> AsyncIterator[AppState]:
+    async def lifespan(mcp: MCPServer[AppState]) -> AsyncIterator[AppState]:
+        assert isinstance(mcp, AgentsServer)
+        server = mcp
         state = AppState(live)
         stop = anyio.Event()
-        options = WatchOptions(debounce_ms=config.debounce_ms, poll_interval_s=config.poll_interval)
+        options = WatchOptions(
+            debounce_ms=config.debounce_ms, poll_interval_s=config.poll_interval, force_polling=config.poll
+        )
+        send, receive = anyio.create_memory_object_stream[tuple[Root, Change]](max_buffer_size=10_000)
+        loop = asyncio.get_running_loop()
+
+        def on_update(root: Root, change: Change) -> None:  # any thread: hand over to the loop
+            with contextlib.suppress(RuntimeError):  # the loop is closing
+                loop.call_soon_threadsafe(_offer, send, (root, change))
 
         async def on_change(changes: Changes | None) -> None:
-            before = live.snapshot.agents_files()
-            change = await anyio.to_thread.run_sync(live.rebuild)
-            if change is None:
-                return
-            log.info("index generation %d: %d files changed", live.snapshot.generation, change.count)
-            if live.snapshot.agents_files() != before:
-                assert isinstance(server, AgentsServer)
-                await notify_list_changed(server, state)
+            await anyio.to_thread.run_sync(route, live, changes)
 
+        live.listeners.append(on_update)
         async with anyio.create_task_group() as tg:
-            tg.start_soon(supervise, live.roots, on_change, stop, options)
+            tg.start_soon(notifier, server, state, receive)
+            tg.start_soon(supervise, live.roots, on_change, stop, options, server.watch_status, watch_factory)
             try:
                 yield state
             finally:
+                live.listeners.remove(on_update)
+                send.close()
                 stop.set()
                 tg.cancel_scope.cancel()
 
     return lifespan
 
 
-async def notify_list_changed(server: AgentsServer, state: AppState) -> None:
-    """Both protocol eras: the subscription bus (2026-07-28) and each handshake-era session."""
-    await server.bus.publish(ResourcesListChanged())
-    for session in list(state.legacy_sessions.values()):
-        await session.send_resource_list_changed()
+def _offer(send: Any, item: tuple[Root, Change]) -> None:
+    with contextlib.suppress(anyio.WouldBlock, anyio.ClosedResourceError, anyio.BrokenResourceError):
+        send.send_nowait(item)
+
+
+def route(live: LiveIndex, changes: Changes | None) -> None:
+    """Apply one watcher report: a full stat sweep (None), a batch, or a quiet tick (empty)."""
+    if changes is None:
+        live.rebuild()
+        return
+    seen = time.time()
+    by_root: dict[str, list[str]] = {}
+    for _, path in changes:
+        root = watched_root(live.roots, path)
+        if root is not None:
+            by_root.setdefault(root.label, []).append(path)
+    for root in live.roots:
+        if root.label in by_root:
+            if root.kind is RootKind.AGENTS:
+                live.sweep(root)  # small: a stat sweep also catches what events miss
+            else:
+                live.refresh(root, by_root[root.label])
+        elif root.kind is RootKind.DOCS:
+            live.mark_fresh(root, seen)
+    live.retry_pending()
+
+
+async def notifier(server: AgentsServer, state: AppState, receive: Any) -> None:
+    """Send each update's notifications once per connection, to both protocol eras."""
+    async with receive:
+        async for root, change in receive:
+            await notify(server, state, root, change)
+
+
+async def notify(server: AgentsServer, state: AppState, root: Root, change: Change) -> None:
+    clients = list(state.clients.values())
+    if root.kind is RootKind.AGENTS and (change.added or change.removed):
+        await server.bus.publish(ResourcesListChanged())
+        for client in clients:
+            await client.session.send_resource_list_changed()
+    for path in sorted(change.added | change.changed | change.removed):
+        uri = file_uri(root, path.split("/", 1)[1])
+        await server.bus.publish(ResourceUpdated(uri=uri))
+        for client in clients:
+            if uri in client.uris:
+                await client.session.send_resource_updated(uri)
 
 
 # --- start-up -------------------------------------------------------------------------------
@@ -406,6 +582,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="wait this long for a burst of file changes to settle (default: 200)",
     )
     parser.add_argument(
+        "--poll",
+        action="store_true",
+        help="watch by polling instead of OS events (network drives, containers); the server "
+        "also falls back to polling by itself when OS events fail",
+    )
+    parser.add_argument(
         "--log-level",
         default="INFO",
         choices=["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"],
@@ -428,11 +610,11 @@ def configure_logging(level: str, log_file: str | None) -> None:
 
 def announce(live: LiveIndex) -> None:
     """Seed 000's start-up summary: both halves of the context, on stderr."""
-    corpus = live.snapshot.corpus
+    corpus = live.corpus
     for f in briefing.pinned(corpus):
         log.info("# pinned %s (%dB)", f.path, f.size)
     files = briefing.searchable(corpus)
-    log.info("# searchable %d sections across %d files", live.snapshot.library.sections.n_docs, len(files))
+    log.info("# searchable %d sections across %d files", live.library.sections.n_docs, len(files))
     for root in live.roots:
         if root.kind is RootKind.DOCS:
             log.info("# docs %s (%s): %d files", root.label, root.path, len(corpus.in_root(root)))
@@ -450,6 +632,7 @@ def load_config(args: argparse.Namespace) -> tuple[Config, list[Root]]:
         pinned_budget=args.pinned_budget,
         instructions_budget=args.instructions_budget,
         debounce_ms=args.debounce_ms,
+        poll=args.poll,
     )
     return config, make_roots([agents], config.docs)
 

@@ -25,6 +25,7 @@ class CorpusFile:
     text: str
     size: int
     mtime_ns: int
+    ctime_ns: int
     digest: str
 
     @property
@@ -60,6 +61,7 @@ class Corpus:
             text=text.text,
             size=text.size,
             mtime_ns=text.mtime_ns,
+            ctime_ns=text.ctime_ns,
             digest=text.digest,
         )
 
@@ -76,7 +78,7 @@ class Corpus:
             raise Skipped(f"{uri} is not served: {exc.reason}") from None
         except NotInCorpus:
             raise NotInCorpus(f"no file at {uri}") from None
-        ref = FileRef(root, rel, path, text.size, text.mtime_ns)
+        ref = FileRef(root, rel, path, text.size, text.mtime_ns, text.ctime_ns)
         return self.corpus_file(ref, text)
 
 

@@ -7,13 +7,14 @@ The server is read-only: nothing here writes, moves or deletes.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from corpus.errors import NotInCorpus
+from corpus.errors import CorpusError, NotInCorpus
 
 DEFAULT_MAX_BYTES = 1024 * 1024
 
@@ -24,6 +25,10 @@ _OPEN_FLAGS = (
     | getattr(os, "O_CLOEXEC", 0)
     | getattr(os, "O_BINARY", 0)
 )
+
+
+class Changing(CorpusError):
+    """The file changed while it was being read (a save in progress): read it again later."""
 
 
 class Skipped(NotInCorpus):
@@ -40,6 +45,8 @@ class FileText:
     """Decoded text, BOM removed, line endings normalised to `\\n`."""
     size: int
     mtime_ns: int
+    ctime_ns: int
+    """Changes with permissions too, so a chmod is noticed by a stat sweep."""
     digest: str
     """BLAKE2b of the bytes: tells a real edit from a touch."""
 
@@ -72,40 +79,66 @@ def resolve_inside(root: Path, path: Path) -> Path:
     return real
 
 
-def read_text(root: Path, path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> FileText:
-    """Read one corpus file, or raise `Skipped` (or `NotInCorpus` when it does not exist)."""
-    real = resolve_inside(root, path)
-    try:
-        st = real.stat()
-    except OSError as exc:
-        raise Skipped(f"unreadable ({_why(exc)})") from None
-    refused = kind_of(st.st_mode)
-    if refused:
-        raise Skipped(refused)
-    if st.st_size > max_bytes:
-        raise Skipped(f"too large ({st.st_size} bytes, limit {max_bytes})")
+def read_text(
+    root: Path, path: Path, max_bytes: int = DEFAULT_MAX_BYTES, identity: tuple[int, int] | None = None
+) -> FileText:
+    """Read one corpus file, or raise `Skipped` (or `NotInCorpus` when it does not exist).
+
+    `identity` is the (st_dev, st_ino) a walk saw for `path` after reaching it from the root
+    without following any link: then the path is not resolved again, the open refuses a final
+    symlink, and the file opened must be that very file (else `Changing`: it was replaced).
+    """
+    if identity is None:
+        real = resolve_inside(root, path)
+        try:
+            st = real.stat()
+        except OSError as exc:
+            raise Skipped(f"unreadable ({_why(exc)})") from None
+        refused = kind_of(st.st_mode)  # never open a FIFO or a device
+        if refused:
+            raise Skipped(refused)
+    else:
+        real = path
     try:
         fd = os.open(real, _OPEN_FLAGS)
+    except FileNotFoundError:
+        raise NotInCorpus(f"no such file: {path.name}") from None
     except OSError as exc:
+        if identity is not None and getattr(exc, "errno", None) == errno.ELOOP:
+            raise Changing(f"{path.name} became a symlink") from None
         raise Skipped(f"unreadable ({_why(exc)})") from None
     try:
         opened = os.fstat(fd)
+        if identity is not None and (opened.st_dev, opened.st_ino) != identity:
+            raise Changing(f"{path.name} was replaced")
         refused = kind_of(opened.st_mode)
         if refused:
             raise Skipped(refused)
-        data = _read_at_most(fd, max_bytes + 1)
+        if opened.st_size > max_bytes:
+            raise Skipped(f"too large ({opened.st_size} bytes, limit {max_bytes})")
+        data = _read_at_most(fd, max_bytes + 1, opened.st_size)
+        after = os.fstat(fd)
     except OSError as exc:
         raise Skipped(f"unreadable ({_why(exc)})") from None
     finally:
         os.close(fd)
     if len(data) > max_bytes:
         raise Skipped(f"too large (over {max_bytes} bytes)")
+    settled = stamp(after) == stamp(opened)
+    if not settled or len(data) != after.st_size:
+        raise Changing(f"{path.name} changed while it was read")
     return FileText(
         text=decode(data),
         size=len(data),
         mtime_ns=opened.st_mtime_ns,
+        ctime_ns=opened.st_ctime_ns,
         digest=hashlib.blake2b(data, digest_size=16).hexdigest(),
     )
+
+
+def stamp(st: os.stat_result) -> tuple[int, int, int]:
+    """What a stat sweep compares: size, mtime and ctime (the last catches a chmod)."""
+    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
 def decode(data: bytes) -> str:
@@ -123,8 +156,14 @@ def decode(data: bytes) -> str:
     return text
 
 
-def _read_at_most(fd: int, limit: int) -> bytes:
-    chunks: list[bytes] = []
+def _read_at_most(fd: int, limit: int, expected: int) -> bytes:
+    """Up to `limit` bytes; one read when the file is `expected` bytes long, as it usually is
+    (a file that grew meanwhile fails the stamp check after the read anyway)."""
+    first = os.read(fd, min(limit, expected + 1))
+    if len(first) <= expected:
+        return first
+    chunks: list[bytes] = [first]
+    limit -= len(first)
     remaining = limit
     while remaining > 0:
         chunk = os.read(fd, min(remaining, 1 << 20))

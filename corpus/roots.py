@@ -87,3 +87,11 @@ def make_roots(agents: Sequence[Path], docs: Sequence[Path] = ()) -> list[Root]:
             taken.add(label.casefold())
             roots.append(Root(path=real, label=label, kind=kind, given=str(given)))
     return roots
+
+
+def root_present(root: Root) -> bool:
+    """The root folder exists at its start-up real path, and is not now a link elsewhere."""
+    try:
+        return root.path.is_dir() and os.path.realpath(root.path) == str(root.path)
+    except OSError:
+        return False

@@ -51,6 +51,10 @@ SECRET_PATTERNS: tuple[str, ...] = (
 )
 """File-name patterns that look like credentials: never indexed, listed, pinned or served."""
 
+EDITOR_TEMP_PATTERNS: tuple[str, ...] = ("*~", "*.sw[a-p]", ".#*", "#*#", "4913", "*.tmp")
+"""Editor scratch files (vim swap and backup, emacs locks and autosaves, atomic-save temps):
+transient copies of real files, so never indexed and never a reason to re-index."""
+
 DEFAULT_PINS: tuple[str, ...] = ("overview.md", "conventions.md")
 """Files directly under the `.AGENTS` root that reach the model at the start of every task."""
 
@@ -62,6 +66,11 @@ def is_ignored_dir(name: str) -> bool:
 def is_secret(name: str) -> bool:
     folded = name.casefold()
     return any(fnmatchcase(folded, pattern) for pattern in SECRET_PATTERNS)
+
+
+def is_editor_temp(name: str) -> bool:
+    folded = name.casefold()
+    return any(fnmatchcase(folded, pattern) for pattern in EDITOR_TEMP_PATTERNS)
 
 
 class PinSet:

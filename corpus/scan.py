@@ -14,7 +14,10 @@ from pathlib import Path
 
 from corpus.read import Skipped, kind_of, resolve_inside
 from corpus.roots import Root
-from corpus.rules import is_ignored_dir, is_secret
+from corpus.rules import is_editor_temp, is_ignored_dir, is_secret
+
+SECRET = "looks like a secret (denylist)"
+EDITOR_TEMP = "editor temporary file"
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,6 +28,10 @@ class FileRef:
     path: Path
     size: int
     mtime_ns: int
+    ctime_ns: int
+    identity: tuple[int, int] | None = None
+    """(st_dev, st_ino) when the walk reached the file without following a link (lets the reader
+    skip resolving the path again); None for links and where the OS does not say."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,15 +53,19 @@ def check_name(rel: str) -> str | None:
     if any(is_ignored_dir(p) for p in parts[:-1]):
         return "inside an ignored folder"
     if is_secret(parts[-1]):
-        return "looks like a secret (denylist)"
+        return SECRET
+    if is_editor_temp(parts[-1]):
+        return EDITOR_TEMP
     return None
 
 
-def walk(root: Root) -> Walk:
+def walk(root: Root, under: str = "") -> Walk:
+    """Every candidate file of `root` (or of its folder `under`, a relative path)."""
     files: list[FileRef] = []
     skipped: list[SkippedFile] = []
-    seen_dirs: set[Path] = {root.path}
-    stack: list[tuple[Path, str]] = [(root.path, "")]
+    start = Path(root.path, *under.split("/")) if under else root.path
+    seen_dirs: set[Path] = {start}
+    stack: list[tuple[Path, str]] = [(start, f"{under}/" if under else "")]
     while stack:
         folder, prefix = stack.pop()
         try:
@@ -105,11 +116,14 @@ def _visit(
             stack.append((real if entry.is_symlink() else path, rel + "/"))
         return
     if is_secret(entry.name):
-        raise Skipped("looks like a secret (denylist)")
+        raise Skipped(SECRET)
+    if is_editor_temp(entry.name):
+        raise Skipped(EDITOR_TEMP)
     refused = kind_of(st.st_mode)
     if refused:
         raise Skipped(refused)
-    files.append(FileRef(root, rel, path, st.st_size, st.st_mtime_ns))
+    identity = (st.st_dev, st.st_ino) if st.st_ino and not entry.is_symlink() else None
+    files.append(FileRef(root, rel, path, st.st_size, st.st_mtime_ns, st.st_ctime_ns, identity))
 
 
 def _printable(name: str) -> str:

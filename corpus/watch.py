@@ -3,30 +3,34 @@
 `watchfiles.awatch` raises at once on a missing folder, and after a folder is deleted and
 recreated it silently watches nothing. So a supervisor runs it: while a root is missing it polls
 for it (about once a second, not recursively); whenever the watcher ends, fails, or a root vanishes
-or comes back, it asks for a full rescan and starts a fresh watcher.
+or comes back, it asks for a full rescan and starts a fresh watcher. When native watching fails
+(the inotify watch limit, a network drive), it falls back to polling by itself; `--poll` forces
+polling from the start.
 """
 
 from __future__ import annotations
 
 import logging
-import os
-import re
-from collections.abc import Awaitable, Callable, Sequence
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import anyio
 from watchfiles import Change, awatch
 
-from corpus.roots import Root
-from corpus.rules import is_ignored_dir
+from corpus.roots import Root, root_present
+from corpus.rules import is_editor_temp, is_ignored_dir
 
 log = logging.getLogger("agents_context.watch")
 
 Changes = set[tuple[Change, str]]
 OnChange = Callable[[Changes | None], Awaitable[None]]
-"""Called with the batch of changes, or None when everything must be rescanned."""
+"""Called with each batch of changes, an empty set on a quiet tick (nothing pending), or None
+when everything must be rescanned."""
 
-_EDITOR_NOISE = re.compile(r"(~|\.sw[a-p]|\.tmp|^4913|^\.#.*|^#.*#)$")
+WatchFactory = Callable[..., AsyncIterator[Changes]]
+"""`watchfiles.awatch` or anything with its signature (tests inject failures through this)."""
 
 
 def watch_filter(change: Change, path: str) -> bool:
@@ -34,15 +38,7 @@ def watch_filter(change: Change, path: str) -> bool:
     parts = path.replace("\\", "/").split("/")
     if any(is_ignored_dir(p) for p in parts[:-1]):
         return False
-    return not _EDITOR_NOISE.search(parts[-1])
-
-
-def root_present(root: Root) -> bool:
-    """The root folder exists at its start-up real path, and is not now a link elsewhere."""
-    try:
-        return root.path.is_dir() and os.path.realpath(root.path) == str(root.path)
-    except OSError:
-        return False
+    return not is_editor_temp(parts[-1])
 
 
 @dataclass(slots=True)
@@ -50,54 +46,101 @@ class WatchOptions:
     debounce_ms: int = 200
     step_ms: int = 50
     poll_interval_s: float = 1.0
-    force_polling: bool | None = None
+    force_polling: bool = False
+    poll_delay_ms: int = 300
+
+
+@dataclass(slots=True)
+class WatchStatus:
+    """What `context_status` reports about the watcher."""
+
+    mode: str = "starting"
+    """`native`, `polling` (forced with --poll), `polling (fallback)` after native watching
+    failed, `waiting for roots`, or `stopped`."""
+    healthy: bool = False
+    restarts: int = 0
+    last_error: str | None = None
+    last_tick: float | None = None
+    """When the watcher last reported in (a batch, or a quiet timeout)."""
 
 
 async def supervise(
-    roots: Sequence[Root], on_change: OnChange, stop: anyio.Event, options: WatchOptions | None = None
+    roots: Sequence[Root],
+    on_change: OnChange,
+    stop: anyio.Event,
+    options: WatchOptions | None = None,
+    status: WatchStatus | None = None,
+    watch_factory: WatchFactory = awatch,
 ) -> None:
-    """Watch `roots` until `stop` is set, calling `on_change` for every batch."""
+    """Watch `roots` until `stop` is set, calling `on_change` for every batch and quiet tick."""
     options = options or WatchOptions()
+    status = status or WatchStatus()
+    polling = options.force_polling
     present = [r for r in roots if root_present(r)]
     settled = False
-    while not stop.is_set():
-        if not present:
-            await _sleep_or_stop(stop, options.poll_interval_s)
-            now = [r for r in roots if root_present(r)]
-            if now:
-                present = now
-                await on_change(None)
-            continue
-        try:
-            async for changes in awatch(
-                *(r.path for r in present),
-                watch_filter=watch_filter,
-                debounce=options.debounce_ms,
-                step=options.step_ms,
-                stop_event=stop,
-                rust_timeout=int(options.poll_interval_s * 1000),
-                yield_on_timeout=True,
-                force_polling=options.force_polling,
-            ):
-                if not settled:
-                    # The watcher is surely running by its first yield; rescan once so that edits
-                    # made between the start-up index and now are not missed.
-                    settled = True
+    try:
+        while not stop.is_set():
+            if not present:
+                status.mode, status.healthy = "waiting for roots", False
+                await _sleep_or_stop(stop, options.poll_interval_s)
+                present = [r for r in roots if root_present(r)]
+                if present:
                     await on_change(None)
-                elif changes:
-                    await on_change(changes)
-                if [r for r in roots if root_present(r)] != present:
-                    break
-        except Exception as exc:  # the watcher died: note it, wait a beat, start afresh
-            log.warning("file watcher stopped (%s); restarting", exc)
-            await _sleep_or_stop(stop, options.poll_interval_s)
-        if stop.is_set():
-            return
-        now = [r for r in roots if root_present(r)]
-        if now != present:
-            log.info("roots present now: %s", ", ".join(r.label for r in now) or "none")
-        present = now
-        await on_change(None)
+                continue
+            status.mode = _mode(options.force_polling, polling)
+            try:
+                async for changes in watch_factory(
+                    *(r.path for r in present),
+                    watch_filter=watch_filter,
+                    debounce=options.debounce_ms,
+                    step=options.step_ms,
+                    stop_event=stop,
+                    rust_timeout=int(options.poll_interval_s * 1000),
+                    yield_on_timeout=True,
+                    force_polling=polling,
+                    poll_delay_ms=options.poll_delay_ms,
+                ):
+                    status.healthy, status.last_tick = True, time.time()
+                    if not settled:
+                        # The watcher is surely running by its first yield; rescan once so that
+                        # edits made between the start-up index and now are not missed.
+                        settled = True
+                        await on_change(None)
+                    else:
+                        await on_change(changes)
+                    if [r for r in roots if root_present(r)] != present:
+                        break
+            except Exception as exc:  # the watcher died: say so, fall back to polling, start afresh
+                status.healthy, status.last_error = False, f"{type(exc).__name__}: {exc}"
+                if not polling:
+                    log.warning("native file watching failed (%s); falling back to polling", exc)
+                    polling = True
+                else:
+                    log.warning("file watcher stopped (%s); restarting", exc)
+                await _sleep_or_stop(stop, options.poll_interval_s)
+            if stop.is_set():
+                return
+            status.restarts += 1
+            status.healthy = False
+            now = [r for r in roots if root_present(r)]
+            if now != present:
+                log.info("roots present now: %s", ", ".join(r.label for r in now) or "none")
+            present = now
+            await on_change(None)
+    finally:
+        status.mode, status.healthy = "stopped", False
+
+
+def _mode(forced: bool, polling: bool) -> str:
+    if forced:
+        return "polling"
+    return "polling (fallback)" if polling else "native"
+
+
+def watched_root(roots: Sequence[Root], path: str) -> Root | None:
+    """The root a changed path belongs to."""
+    p = Path(path)
+    return next((r for r in roots if p == r.path or p.is_relative_to(r.path)), None)
 
 
 async def _sleep_or_stop(stop: anyio.Event, seconds: float) -> None:

@@ -7,7 +7,7 @@ and tool descriptions longer than 2,048 characters, so the instructions are buil
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from corpus.catalog import Corpus, CorpusFile
 from retrieval.format import with_status
@@ -24,7 +24,7 @@ def headings(f: CorpusFile) -> list[str]:
 
 
 def searchable(corpus: Corpus) -> list[CorpusFile]:
-    return [f for f in corpus.files.values() if f.searchable]
+    return sorted((f for f in corpus.files.values() if f.searchable), key=lambda f: f.rel)
 
 
 def pinned(corpus: Corpus) -> list[CorpusFile]:
@@ -91,12 +91,13 @@ def pinned_blocks(corpus: Corpus, budget_bytes: int = PINNED_BUDGET_BYTES) -> li
     return blocks
 
 
-def pinned_context(corpus: Corpus, budget_bytes: int = PINNED_BUDGET_BYTES) -> str:
+def pinned_context(
+    corpus: Corpus, budget_bytes: int = PINNED_BUDGET_BYTES, status: Mapping[str, object] | None = None
+) -> str:
     """The pinned files whole (within the budget), then the full manifest, then STATUS."""
     blocks = pinned_blocks(corpus, budget_bytes) or ["(no pinned files)"]
-    files = searchable(corpus)
-    status = {"pinned": len(pinned(corpus)), "searchable_files": len(files)}
-    return with_status("\n\n".join([*blocks, manifest(corpus)]), status)
+    fields = {"pinned": len(pinned(corpus)), "searchable_files": len(searchable(corpus)), **(status or {})}
+    return with_status("\n\n".join([*blocks, manifest(corpus)]), fields)
 
 
 # --- instructions ---------------------------------------------------------------------------

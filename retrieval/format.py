@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime, timezone
 
 from pydantic import BaseModel, Field
 
@@ -30,15 +31,68 @@ class Hit(BaseModel):
     uri: str = Field(description="Resource URI of the file, readable with resources/read.")
 
 
+class LastUpdate(BaseModel):
+    at: str = Field(description="When the update was applied (UTC, ISO 8601).")
+    added: list[str] = Field(description="Display paths of files that appeared.")
+    changed: list[str] = Field(description="Display paths of files whose text changed.")
+    removed: list[str] = Field(description="Display paths of files that are gone.")
+
+
 class SearchResult(BaseModel):
     method: str = Field(description="How the hits were found (bm25: ranked keyword search).")
     hits: list[Hit]
+    generation: int | None = Field(default=None, description="Index generation the answer comes from.")
+    fresh_as_of: str | None = Field(
+        default=None, description="Every change on disk before this moment (UTC) is reflected."
+    )
+    changed: int | None = Field(default=None, description="Files changed by the last index update.")
+    last_update: LastUpdate | None = Field(default=None, description="What the last index update changed.")
+
+
+@dataclass(frozen=True, slots=True)
+class Freshness:
+    """How current an answer is: the STATUS fields `gen`, `fresh_as_of` and `changed`."""
+
+    generation: int
+    fresh_as_of: float
+    added: frozenset[str] = frozenset()
+    changed: frozenset[str] = frozenset()
+    removed: frozenset[str] = frozenset()
+    changed_at: float | None = None
+    """When the last update was applied; None if nothing changed since start-up."""
+
+    def status(self) -> dict[str, object]:
+        fields: dict[str, object] = {"gen": self.generation, "fresh_as_of": utc(self.fresh_as_of)}
+        if self.changed_at is not None:
+            fields["changed"] = len(self.added) + len(self.changed) + len(self.removed)
+        return fields
+
+    def result(self) -> dict[str, object]:
+        fields: dict[str, object] = {"generation": self.generation, "fresh_as_of": utc(self.fresh_as_of)}
+        if self.changed_at is not None:
+            fields["changed"] = len(self.added) + len(self.changed) + len(self.removed)
+            fields["last_update"] = LastUpdate(
+                at=utc(self.changed_at),
+                added=sorted(self.added),
+                changed=sorted(self.changed),
+                removed=sorted(self.removed),
+            )
+        return fields
 
 
 @dataclass(frozen=True, slots=True)
 class Rendered:
     text: str
     result: SearchResult
+
+
+def utc(moment: float) -> str:
+    """`2026-11-22T06:45:12.345Z`."""
+    return (
+        datetime.fromtimestamp(moment, tz=timezone.utc)
+        .isoformat(timespec="milliseconds")
+        .replace("+00:00", "Z")
+    )
 
 
 def status_line(fields: Mapping[str, object]) -> str:
@@ -72,6 +126,16 @@ def _hit(doc: RetrievedDocument, text: str | None = None) -> Hit:
 # --- context_search -------------------------------------------------------------------------
 
 
+def _fields(method: str, hits: int, freshness: Freshness | None) -> dict[str, object]:
+    return {"method": method, "hits": hits, **(freshness.status() if freshness else {})}
+
+
+def _result(method: str, hits: list[Hit], freshness: Freshness | None) -> SearchResult:
+    return SearchResult.model_validate(
+        {"method": method, "hits": hits, **(freshness.result() if freshness else {})}
+    )
+
+
 def _context_open(doc: RetrievedDocument) -> str:
     u = doc.unit
     return (
@@ -87,33 +151,34 @@ def context_block(doc: RetrievedDocument, text: str | None = None) -> str:
 def render_context(
     query: str,
     docs: Sequence[RetrievedDocument],
-    status: Mapping[str, object],
+    method: str = "bm25",
+    freshness: Freshness | None = None,
     cap_bytes: int = CONTEXT_CAP_BYTES,
 ) -> Rendered:
     """`<context>` blocks within `cap_bytes` (whole result): whole hits are dropped from the end
     first; a first hit that alone is too large is cut at a line boundary."""
-    method = str(status.get("method", "bm25"))
     if not docs:
-        text = with_status(CONTEXT_MISS.format(query=query), {**status, "hits": 0})
-        return Rendered(text, SearchResult(method=method, hits=[]))
+        text = with_status(CONTEXT_MISS.format(query=query), _fields(method, 0, freshness))
+        return Rendered(text, _result(method, [], freshness))
     blocks = [context_block(d) for d in docs]
     for n in range(len(docs), 0, -1):
-        text = _context_text(blocks[:n], len(docs) - n, status)
+        text = _context_text(blocks[:n], len(docs) - n, _fields(method, n, freshness))
         if _size(text) <= cap_bytes:
-            return Rendered(text, SearchResult(method=method, hits=[_hit(d) for d in docs[:n]]))
-    cut = _cut_to_fit(docs[0], len(docs) - 1, status, cap_bytes)
-    text = _context_text([context_block(docs[0], cut)], len(docs) - 1, status)
-    return Rendered(text, SearchResult(method=method, hits=[_hit(docs[0], cut)]))
+            return Rendered(text, _result(method, [_hit(d) for d in docs[:n]], freshness))
+    fields = _fields(method, 1, freshness)
+    cut = _cut_to_fit(docs[0], len(docs) - 1, fields, cap_bytes)
+    text = _context_text([context_block(docs[0], cut)], len(docs) - 1, fields)
+    return Rendered(text, _result(method, [_hit(docs[0], cut)], freshness))
 
 
-def _context_text(blocks: Sequence[str], left_out: int, status: Mapping[str, object]) -> str:
+def _context_text(blocks: Sequence[str], left_out: int, fields: Mapping[str, object]) -> str:
     body = "\n\n".join(blocks)
     if left_out:
         body += f"\n\n[{left_out} more hits left out]"
-    return with_status(body, {**status, "hits": len(blocks)})
+    return with_status(body, fields)
 
 
-def _cut_to_fit(doc: RetrievedDocument, left_out: int, status: Mapping[str, object], cap_bytes: int) -> str:
+def _cut_to_fit(doc: RetrievedDocument, left_out: int, fields: Mapping[str, object], cap_bytes: int) -> str:
     """The longest prefix of whole lines (or, for one huge line, of characters) that fits."""
     u = doc.unit
     lines = u.text.split("\n")
@@ -123,7 +188,7 @@ def _cut_to_fit(doc: RetrievedDocument, left_out: int, status: Mapping[str, obje
         return "\n".join([*kept, marker])
 
     # Sized with the widest line number the marker can show, so the result never exceeds the cap.
-    fixed = _size(_context_text([context_block(doc, candidate([], u.end_line))], left_out, status))
+    fixed = _size(_context_text([context_block(doc, candidate([], u.end_line))], left_out, fields))
     budget = cap_bytes - fixed
     kept: list[str] = []
     used = 0
@@ -151,13 +216,14 @@ def docs_block(doc: RetrievedDocument) -> str:
     return f"--- {u.path}#{u.chunk_id} (score={doc.score:.2f}) ---\n{u.text}"
 
 
-def render_docs(docs: Sequence[RetrievedDocument], status: Mapping[str, object]) -> Rendered:
+def render_docs(
+    docs: Sequence[RetrievedDocument], method: str = "bm25", freshness: Freshness | None = None
+) -> Rendered:
     """Seed 001's blocks and cost footer `[N hits, ~C chars (~T tokens)]`, C = hit text chars."""
-    method = str(status.get("method", "bm25"))
-    fields = {**status, "hits": len(docs)}
+    fields = _fields(method, len(docs), freshness)
     if not docs:
-        return Rendered(with_status(DOCS_MISS, fields), SearchResult(method=method, hits=[]))
+        return Rendered(with_status(DOCS_MISS, fields), _result(method, [], freshness))
     chars = sum(len(d.unit.text) for d in docs)
     footer = f"[{len(docs)} hits, ~{chars} chars (~{chars // 4} tokens)]"
     body = "\n\n".join([*(docs_block(d) for d in docs), footer])
-    return Rendered(with_status(body, fields), SearchResult(method=method, hits=[_hit(d) for d in docs]))
+    return Rendered(with_status(body, fields), _result(method, [_hit(d) for d in docs], freshness))

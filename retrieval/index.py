@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
@@ -127,6 +127,9 @@ class BM25Index(Generic[T]):
     def groups(self) -> list[Hashable]:
         return list(self._groups)
 
+    def group_size(self, group: Hashable) -> int:
+        return len(self._groups.get(group, ()))
+
     def payloads(self, group: Hashable) -> list[T]:
         return [p for s in self._groups.get(group, []) if (p := self._payloads[s]) is not None]
 
@@ -142,6 +145,23 @@ class BM25Index(Generic[T]):
 
     def remove(self, group: Hashable) -> None:
         self.replace(group, ())
+
+    def update(self, changes: Mapping[Hashable, Sequence[Doc[T]]]) -> None:
+        """Apply many group changes as one coalesced update (one new segment, one generation).
+
+        A group mapped to no documents is removed.
+        """
+        for group in changes:
+            self._remove(group)
+        present = [(group, docs) for group, docs in changes.items() if docs]
+        if present:
+            batch: Hashable = object()
+            self._add(batch, [doc for _, docs in present for doc in docs])
+            slots = iter(self._groups.pop(batch))
+            for group, docs in present:
+                self._groups[group] = [next(slots) for _ in docs]
+        self.generation += 1
+        self._tidy()
 
     def _add(self, group: Hashable, docs: Sequence[Doc[T]]) -> None:
         first = len(self._payloads)
@@ -204,6 +224,9 @@ class BM25Index(Generic[T]):
             self._renumber()
         while len(self._segments) >= 2 and (
             self._segments[-2].live <= _MERGE_FACTOR * self._segments[-1].live
+            # A segment holding a quarter of the corpus or more is left alone (no latency
+            # spikes); renumbering compacts it once enough of it is dead.
+            and 4 * self._segments[-2].live < self._n
         ):
             newer = self._segments.pop()
             self._segments[-1] = self._merge(self._segments[-1], newer)

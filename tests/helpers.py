@@ -24,9 +24,11 @@ MODES = ["legacy", "auto"]
 
 def make_server(agents: Path, docs: list[Path] | None = None, **overrides: Any) -> AgentsServer:
     pins = overrides.pop("pins", None)
-    config = Config(agents=agents, docs=docs or [], debounce_ms=50, poll_interval=0.2, pins=pins, **overrides)
+    factory = overrides.pop("watch_factory", None)
+    settings: dict[str, Any] = {"debounce_ms": 50, "poll_interval": 0.2, **overrides}
+    config = Config(agents=agents, docs=docs or [], pins=pins, **settings)
     live = LiveIndex(make_roots([agents], config.docs), PinSet(pins) if pins is not None else None)
-    return create_server(live, config)
+    return create_server(live, config, factory) if factory else create_server(live, config)
 
 
 def text_of(result: CallToolResult) -> str:
@@ -49,3 +51,11 @@ async def eventually(probe: Callable[[], Any], timeout: float = 10.0) -> Any:
 
 async def search(client: Client, query: str, tool: str = "context_search", **args: Any) -> str:
     return text_of(await client.call_tool(tool, {"query": query, **args}))
+
+
+def split_status(text: str) -> tuple[str, dict[str, str]]:
+    """BODY and the STATUS line's fields: `(body, {"method": "bm25", "hits": "2", ...})`."""
+    body, _, line = text.rpartition("\n\n")
+    assert line.startswith("[agents-context ") and line.endswith("]"), line
+    fields = dict(item.split("=", 1) for item in line[len("[agents-context ") : -1].split(" "))
+    return body, fields

@@ -74,7 +74,12 @@ def run(inspector: Path, agents: Path, *args: str) -> tuple[int, Any, str]:
 def test_inspector_lists_the_tools(inspector: Path, agents: Path) -> None:
     code, out, err = run(inspector, agents, "--method", "tools/list")
     assert code == 0, err
-    assert [t["name"] for t in out["tools"]] == ["context_search", "search_docs", "pinned_context"]
+    assert [t["name"] for t in out["tools"]] == [
+        "context_search",
+        "search_docs",
+        "pinned_context",
+        "context_status",
+    ]
     assert out["tools"][0]["annotations"]["readOnlyHint"] is True
 
 
@@ -92,7 +97,7 @@ def test_inspector_calls_context_search(inspector: Path, agents: Path) -> None:
     assert code == 0, err
     text = out["content"][0]["text"]
     assert text.startswith('<context path=".AGENTS/security.md" section="Secrets" score="')
-    assert text.endswith("[agents-context method=bm25 hits=1]")
+    assert "\n\n[agents-context method=bm25 hits=1 gen=1 fresh_as_of=" in text
     assert out["structuredContent"]["hits"][0]["uri"] == "agents://security.md"
 
 
@@ -109,6 +114,7 @@ def test_inspector_lists_and_reads_resources(inspector: Path, agents: Path) -> N
     code, out, err = run(inspector, agents, "--method", "resources/list")
     assert code == 0, err
     assert sorted(r["uri"] for r in out["resources"]) == [
+        "agents-context://status",
         "agents://C%23.md",
         "agents://overview.md",
         "agents://security.md",

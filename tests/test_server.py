@@ -14,7 +14,7 @@ from mcp.shared.subscriptions import ResourcesListChanged
 from mcp.types import ServerNotification
 
 from server import EMPTY_QUERY, AgentsServer
-from tests.helpers import MODES, eventually, make_server, search, text_of
+from tests.helpers import MODES, eventually, make_server, search, split_status, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -59,7 +59,7 @@ async def test_tools_are_listed_with_schemas_annotations_and_short_descriptions(
 ) -> None:
     async with Client(server, mode=mode) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
-    assert sorted(tools) == ["context_search", "pinned_context", "search_docs"]
+    assert sorted(tools) == ["context_search", "context_status", "pinned_context", "search_docs"]
     for tool in tools.values():
         assert tool.description and len(tool.description) < 2048
         assert tool.annotations is not None
@@ -82,11 +82,14 @@ async def test_context_search_hit_is_exact_body_and_structured(server: AgentsSer
     async with Client(server, mode=mode) as client:
         result = await client.call_tool("context_search", {"query": "print secrets", "k": 1})
     assert not result.is_error
-    assert text_of(result) == (
+    body, status = split_status(text_of(result))
+    assert body == (
         '<context path=".AGENTS/security.md" section="Secrets" score="2.84">\n'
         "## Secrets\n\nNever print .env files or tokens.\n"
-        "</context>\n\n[agents-context method=bm25 hits=1]"
+        "</context>"
     )
+    assert (status["method"], status["hits"], status["gen"]) == ("bm25", "1", "1")
+    assert status["fresh_as_of"].endswith("Z") and "changed" not in status
     assert result.structured_content is not None
     (hit,) = result.structured_content["hits"]
     assert hit["path"] == ".AGENTS/security.md"
@@ -107,9 +110,10 @@ async def test_misses_are_normal_answers_and_blank_queries_are_errors(
     async with Client(server, mode=mode) as client:
         miss = await client.call_tool("context_search", {"query": "kubernetes"})
         assert not miss.is_error
-        assert text_of(miss) == "no matching context for: kubernetes\n\n[agents-context method=bm25 hits=0]"
+        assert split_status(text_of(miss))[0] == "no matching context for: kubernetes"
+        assert split_status(text_of(miss))[1]["hits"] == "0"
         docs_miss = await client.call_tool("search_docs", {"query": "kubernetes"})
-        assert text_of(docs_miss) == "(no results)\n\n[agents-context method=bm25 hits=0]"
+        assert split_status(text_of(docs_miss))[0] == "(no results)"
         for tool in ("context_search", "search_docs"):
             for blank in ("", "   \n\t"):
                 error = await client.call_tool(tool, {"query": blank})
@@ -128,9 +132,9 @@ async def test_k_is_clamped_not_rejected(make_tree: Callable[..., Path], mode: s
     assert not any(r.is_error for r in (low, high, docs_low, docs_high))
     assert text_of(low).count("<context ") == 1
     assert text_of(high).count("<context ") == 20  # 30 sections match; k is clamped to 20
-    assert text_of(high).endswith("hits=20]")
-    assert text_of(docs_low).endswith("hits=1]")
-    assert text_of(docs_high).endswith("hits=10]")
+    assert split_status(text_of(high))[1]["hits"] == "20"
+    assert split_status(text_of(docs_low))[1]["hits"] == "1"
+    assert split_status(text_of(docs_high))[1]["hits"] == "10"
 
 
 async def test_search_docs_covers_pinned_files_with_seed_001_blocks(server: AgentsServer, mode: str) -> None:
@@ -138,7 +142,8 @@ async def test_search_docs_covers_pinned_files_with_seed_001_blocks(server: Agen
         result = await client.call_tool("search_docs", {"query": "never write files", "k": 2})
     text = text_of(result)
     assert text.startswith("--- .AGENTS/conventions.md#0 (score=")
-    assert "\n[2 hits, ~" in text and text.endswith("[agents-context method=bm25 hits=2]")
+    body, status = split_status(text)
+    assert body.endswith(" tokens)]") and "\n\n[2 hits, ~" in body and status["hits"] == "2"
     assert result.structured_content is not None
     assert [h["chunk_id"] for h in result.structured_content["hits"]] == [0, 0]
 
@@ -154,9 +159,11 @@ async def test_pinned_context_tool_and_prompt_return_the_pinned_files_whole(
     assert f'<context path=".AGENTS/conventions.md">\n{CONVENTIONS.rstrip()}\n</context>' in text
     assert f'<context path=".AGENTS/overview.md">\n{OVERVIEW.rstrip()}\n</context>' in text
     assert "- .AGENTS/security.md: Security; Secrets; Filesystem boundaries" in text
-    assert text.endswith("[agents-context pinned=2 searchable_files=3]")
+    assert split_status(text)[1]["pinned"] == "2"
+    assert split_status(text)[1]["searchable_files"] == "3"
     (message,) = prompt.messages
-    assert getattr(message.content, "text", None) == text
+    prompt_text = getattr(message.content, "text", "")
+    assert split_status(prompt_text)[0] == split_status(text)[0]  # STATUS differs only in fresh_as_of
 
 
 async def test_pinned_files_over_budget_are_cut_with_a_pointer(make_tree: Callable[..., Path]) -> None:
@@ -175,6 +182,7 @@ async def test_resources_list_every_agents_file_and_read_them(server: AgentsServ
         sharp = await client.read_resource("agents://C%23.md")
         security = await client.read_resource("agents://security.md")
     assert sorted(listed) == [
+        "agents-context://status",
         "agents://C%23.md",
         "agents://conventions.md",
         "agents://glossary.md",
@@ -333,18 +341,18 @@ async def test_a_failed_rebuild_keeps_serving_the_last_good_index(
 ) -> None:
     import retrieval.live
 
-    def broken_load(*args: Any, **kwargs: Any) -> Any:
+    def broken_walk(*args: Any, **kwargs: Any) -> Any:
         raise OSError("disk on fire")
 
     async with Client(server) as client:
         assert "security.md" in await search(client, "secrets")
-        generation = server.live.snapshot.generation
+        generation = server.live.generation
         with monkeypatch.context() as patch:
-            patch.setattr(retrieval.live, "load", broken_load)
+            patch.setattr(retrieval.live, "walk", broken_walk)
             (agents / "new.md").write_text("# New\n\nwombat\n")
             await eventually(lambda: server.live.last_error)
             assert server.live.last_error == "OSError: disk on fire"
-            assert server.live.snapshot.generation == generation
+            assert server.live.generation == generation
             assert "security.md" in await search(client, "secrets")
         (agents / "new.md").write_text("# New\n\nwombat again\n")
 

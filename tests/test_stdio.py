@@ -50,6 +50,7 @@ async def test_a_round_trip_over_real_stdio(agents: Path, mode: str) -> None:
             "context_search",
             "search_docs",
             "pinned_context",
+            "context_status",
         ]
         hit = await search(client, "secrets")
         assert hit.startswith('<context path=".AGENTS/security.md" section="Secrets"')

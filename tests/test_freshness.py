@@ -1,0 +1,233 @@
+"""Never stale, as a client sees it: read-your-writes, STATUS, status, notifications, watcher modes."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.shared.subscriptions import ResourceUpdated
+from mcp.types import ServerNotification
+
+from server import AgentsServer
+from tests.helpers import eventually, make_server, search, split_status, text_of
+
+pytestmark = pytest.mark.anyio
+SERVER = str(Path(__file__).resolve().parents[1] / "server.py")
+
+
+@pytest.fixture
+def agents(make_tree: Callable[..., Path]) -> Path:
+    return make_tree(
+        {
+            "overview.md": "# Overview\n\nFreshness tests.\n",
+            "security.md": "# Security\n\n## Secrets\n\nNever print tokens.\n",
+            ".env": "TOKEN=x\n",
+        }
+    )
+
+
+@pytest.fixture
+def slow_watcher(agents: Path) -> AgentsServer:
+    """A watcher that waits 5 s: anything fresher than that came from read-your-writes."""
+    return make_server(agents, debounce_ms=5000)
+
+
+async def test_a_save_just_before_a_call_is_already_answered(
+    slow_watcher: AgentsServer, agents: Path
+) -> None:
+    async with Client(slow_watcher) as client:
+        (agents / "deploy.md").write_text("# Deploy\n\nUse the capybara pipeline.\n")
+        assert "deploy.md" in await search(client, "capybara")
+        (agents / "deploy.md").write_text("# Deploy\n\nUse the axolotl pipeline.\n")
+        text = text_of(await client.call_tool("context_search", {"query": "capybara"}))
+        assert split_status(text)[0] == "no matching context for: capybara"
+        (agents / "deploy.md").unlink()
+        assert "no matching context" in await search(client, "axolotl")
+        assert "axolotl" not in await search(client, "axolotl", tool="search_docs")
+        listed = [r.uri for r in (await client.list_resources()).resources]
+        assert "agents://deploy.md" not in listed
+
+
+async def test_status_line_and_structured_result_say_what_changed(
+    slow_watcher: AgentsServer, agents: Path
+) -> None:
+    async with Client(slow_watcher) as client:
+        first = await client.call_tool("context_search", {"query": "secrets"})
+        _, status = split_status(text_of(first))
+        assert status["gen"] == "1" and "changed" not in status
+        (agents / "security.md").write_text("# Security\n\n## Secrets\n\nNever print tokens or keys.\n")
+        (agents / "new.md").write_text("# New\n\nsecrets elsewhere\n")
+        second = await client.call_tool("context_search", {"query": "secrets"})
+    _, status = split_status(text_of(second))
+    assert (status["gen"], status["changed"]) == ("2", "2")
+    assert status["fresh_as_of"] >= split_status(text_of(first))[1]["fresh_as_of"]
+    assert second.structured_content is not None
+    update = second.structured_content["last_update"]
+    assert (update["added"], update["changed"], update["removed"]) == (
+        [".AGENTS/new.md"],
+        [".AGENTS/security.md"],
+        [],
+    )
+    assert second.structured_content["generation"] == 2 and second.structured_content["changed"] == 2
+
+
+async def test_docs_hits_are_checked_against_the_disk(agents: Path, make_tree: Callable[..., Path]) -> None:
+    docs = make_tree({"guide.md": "# Guide\n\nthe pangolin manual\n"}, name="docs")
+    server = make_server(agents, [docs], debounce_ms=5000)
+    async with Client(server) as client:
+        assert "docs/guide.md" in await search(client, "pangolin", tool="search_docs")
+        (docs / "guide.md").write_text("# Guide\n\nthe okapi manual\n")
+        edited = await search(client, "pangolin", tool="search_docs")
+        assert split_status(edited)[0] == "(no results)"
+        (docs / "guide.md").unlink()
+        assert split_status(await search(client, "okapi", tool="search_docs"))[0] == "(no results)"
+
+
+async def test_context_status_tool_and_resource_report_the_index(
+    agents: Path, make_tree: Callable[..., Path]
+) -> None:
+    docs = make_tree({"a.md": "# A\n\nalpha\n", "b.bin": b"\x00\x01"}, name="docs")
+    server = make_server(agents, [docs])
+    async with Client(server) as client:
+        await eventually(lambda: server.watch_status.healthy)
+        result = await client.call_tool("context_status", {})
+        resource = await client.read_resource("agents-context://status")
+    report = result.structured_content
+    assert report is not None and not result.is_error
+    assert report["enabled"] is True and report["healthy"] is True
+    assert report["watcher"]["mode"] == "native" and report["watcher"]["healthy"] is True
+    by_label = {r["label"]: r for r in report["roots"]}
+    assert by_label[".AGENTS"]["files"] == 2 and by_label[".AGENTS"]["pinned"] == 1
+    assert by_label[".AGENTS"]["sections"] == 2 and by_label[".AGENTS"]["windows"] == 2
+    assert by_label[".AGENTS"]["skipped"] == [
+        {"path": ".AGENTS/.env", "reason": "looks like a secret (denylist)"}
+    ]
+    assert by_label["docs"]["files"] == 1 and by_label["docs"]["sections"] == 0
+    assert by_label["docs"]["skipped"][0]["reason"].startswith("binary")
+    text = text_of(result)
+    assert text.startswith("agents-context is healthy; BM25 search enabled.")
+    assert "  skipped .AGENTS/.env: looks like a secret (denylist)" in text
+    from_resource = json.loads(getattr(resource.contents[0], "text", "{}"))
+    assert from_resource["generation"] == report["generation"]
+    assert resource.contents[0].mime_type == "application/json"
+
+
+async def test_status_reports_a_missing_root(agents: Path) -> None:
+    server = make_server(agents)
+    async with Client(server) as client:
+        shutil.rmtree(agents)
+        report = (await client.call_tool("context_status", {})).structured_content
+        assert report is not None
+        assert report["healthy"] is False and report["roots"][0]["present"] is False
+        assert "MISSING" in text_of(await client.call_tool("context_status", {}))
+
+
+async def test_poll_flag_watches_by_polling(agents: Path) -> None:
+    server = make_server(agents, poll=True)
+    async with Client(server) as client:
+        await eventually(lambda: server.watch_status.healthy)
+        assert server.watch_status.mode == "polling"
+        (agents / "polled.md").write_text("# Polled\n\nthe tapir\n")
+        await eventually(lambda: ".AGENTS/polled.md" in server.live.corpus.files)
+        report = (await client.call_tool("context_status", {})).structured_content
+        assert report is not None and report["watcher"]["mode"] == "polling"
+
+
+async def test_a_failing_native_watcher_falls_back_to_polling(agents: Path) -> None:
+    from watchfiles import awatch
+
+    def inotify_exhausted(*paths: Any, **kwargs: Any) -> AsyncIterator[Any]:
+        if not kwargs.get("force_polling"):
+            raise OSError("OS file watch limit reached")
+        return awatch(*paths, **kwargs)
+
+    server = make_server(agents, watch_factory=inotify_exhausted)
+    async with Client(server) as client:
+        await eventually(lambda: server.watch_status.healthy)
+        assert server.watch_status.mode == "polling (fallback)"
+        assert server.watch_status.last_error == "OSError: OS file watch limit reached"
+        (agents / "later.md").write_text("# Later\n\nthe quokka\n")
+        await eventually(lambda: ".AGENTS/later.md" in server.live.corpus.files)
+        assert "later.md" in await search(client, "quokka")
+
+
+async def test_modern_subscribers_hear_updates_to_their_uri_once(agents: Path) -> None:
+    server = make_server(agents)
+    async with (
+        Client(server) as client,
+        client.listen(resource_subscriptions=["agents://security.md"]) as events,
+    ):
+        (agents / "security.md").write_text("# Security\n\nrewritten\n")
+        with anyio.fail_after(10):
+            async for event in events:
+                assert event == ResourceUpdated(uri="agents://security.md")
+                break
+
+
+def legacy_recorder() -> tuple[list[str], Any]:
+    seen: list[str] = []
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, ServerNotification):
+            uri = getattr(message.params, "uri", "")
+            seen.append(f"{message.method} {uri}".strip())
+
+    return seen, on_message
+
+
+async def test_handshake_subscribers_hear_updates_once_over_real_stdio(agents: Path) -> None:
+    seen, on_message = legacy_recorder()
+    params = StdioServerParameters(
+        command=sys.executable, args=[SERVER, "--root", str(agents), "--debounce-ms", "50"]
+    )
+    async with Client(params, mode="legacy", message_handler=on_message) as client:
+        assert client.server_capabilities is not None and client.server_capabilities.resources is not None
+        assert client.server_capabilities.resources.subscribe is True
+        with pytest.warns(Warning):  # the SDK marks subscribe as deprecated (2026-07-28 uses listen)
+            await client.subscribe_resource("agents://security.md")
+        await anyio.sleep(0.5)
+        (agents / "security.md").write_text("# Security\n\nchanged once\n")
+        (agents / "overview.md").write_text("# Overview\n\nnot subscribed\n")
+        await eventually(lambda: "notifications/resources/updated agents://security.md" in seen)
+        (agents / "added.md").write_text("# Added\n")
+        await eventually(lambda: "notifications/resources/list_changed" in seen)
+        await anyio.sleep(0.5)  # give any duplicate time to arrive before counting
+    assert seen.count("notifications/resources/updated agents://security.md") == 1
+    assert seen.count("notifications/resources/list_changed") == 1
+    assert "notifications/resources/updated agents://overview.md" not in seen
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="uses Linux permissions (and setpriv when root)")
+async def test_a_file_that_becomes_unreadable_is_dropped_and_comes_back(agents: Path) -> None:
+    command = [sys.executable, SERVER, "--root", str(agents)]
+    if os.geteuid() == 0:  # root reads everything: run the server without the DAC override
+        setpriv = shutil.which("setpriv")
+        if setpriv is None:
+            pytest.skip("running as root without setpriv: cannot make a file unreadable")
+        drop = "-dac_override,-dac_read_search"
+        command = [setpriv, f"--inh-caps={drop}", f"--bounding-set={drop}", *command]
+    probe = subprocess.run([*command[:-3], "-c", "print(1)"], capture_output=True, text=True, check=False)
+    assert probe.returncode == 0, probe.stderr
+    params = StdioServerParameters(command=command[0], args=command[1:])
+    async with Client(params) as client:
+        assert "security.md" in await search(client, "secrets")
+        (agents / "security.md").chmod(0o000)
+        try:
+            assert "no matching context" in await search(client, "secrets")
+            report = (await client.call_tool("context_status", {})).structured_content
+            assert report is not None
+            skipped = report["roots"][0]["skipped"]
+            assert {"path": ".AGENTS/security.md", "reason": "unreadable (permission denied)"} in skipped
+        finally:
+            (agents / "security.md").chmod(0o644)
+        os.utime(agents / "security.md")
+        assert "security.md" in await search(client, "secrets")
