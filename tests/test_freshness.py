@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Callable
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -231,3 +232,33 @@ async def test_a_file_that_becomes_unreadable_is_dropped_and_comes_back(agents: 
             (agents / "security.md").chmod(0o644)
         os.utime(agents / "security.md")
         assert "security.md" in await search(client, "secrets")
+
+
+async def test_the_watcher_sees_atomic_and_vim_style_saves_in_a_docs_root(
+    agents: Path, make_tree: Callable[..., Path]
+) -> None:
+    """Docs roots are not swept per call: these changes can only arrive through the watcher."""
+    docs = make_tree({"atomic.md": "# Atomic\n\nbefore\n", "vim.md": "# Vim\n\nbefore\n"}, name="docs")
+    server = make_server(agents, [docs])
+    async with Client(server) as client:
+        await eventually(lambda: server.watch_status.healthy)
+        tmp = docs / ".atomic.md.tmp"
+        tmp.write_text("# Atomic\n\nthe atomic marmot\n")
+        tmp.replace(docs / "atomic.md")
+        (docs / "vim.md").replace(docs / "vim.md~")
+        (docs / ".vim.md.swp").write_bytes(b"b0VIM\x00")
+        (docs / "vim.md").write_text("# Vim\n\nthe vim vole\n")
+        (docs / "vim.md~").unlink()
+
+        async def both() -> bool:
+            found = await search(client, "marmot vole", tool="search_docs")
+            return "docs/atomic.md#0" in found and "docs/vim.md#0" in found
+
+        await eventually(both)
+        assert sorted(p for p in server.live.corpus.files if p.startswith("docs/")) == [
+            "docs/atomic.md",
+            "docs/vim.md",
+        ]
+        fresh = split_status(await search(client, "marmot", tool="search_docs"))[1]["fresh_as_of"]
+        moment = datetime.fromisoformat(fresh.replace("Z", "+00:00"))
+        assert abs((datetime.now(timezone.utc) - moment).total_seconds()) < 60  # the watcher reported in
