@@ -19,7 +19,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import anyio
 from mcp import MCPError, types
@@ -48,10 +48,22 @@ from corpus.read import DEFAULT_MAX_BYTES
 from corpus.roots import Root, RootKind, find_agents_root, make_roots
 from corpus.rules import PinSet
 from corpus.watch import Changes, WatchFactory, WatchOptions, WatchStatus, supervise, watched_root
-from retrieval import briefing, status
-from retrieval.format import Freshness, Rendered, SearchResult, render_context, render_docs
+from retrieval import briefing, policy, reader, status
+from retrieval.format import (
+    DEFAULT_MAX_TOKENS,
+    MAX_MAX_TOKENS,
+    MIN_MAX_TOKENS,
+    Options,
+    Rendered,
+    render_context,
+    render_docs,
+    render_excerpt,
+)
 from retrieval.live import Change, LiveIndex, View
-from retrieval.retriever import RetrievalRequest, RetrievedDocument
+from retrieval.outline import outline
+from retrieval.policy import Answer, Scope
+from retrieval.query import parse
+from retrieval.results import Freshness, SearchResult
 from retrieval.sections import is_markdown
 from retrieval.status import StatusReport
 
@@ -59,6 +71,9 @@ log = logging.getLogger("agents_context")
 
 NAME = "agents-context"
 STATUS_URI = f"{SERVER_SCHEME}://status"
+OUTLINE_URI = f"{SERVER_SCHEME}://outline"
+ALIASES = {"q": "query", "text": "query", "limit": "k", "top_k": "k", "n": "k"}
+"""Argument names models commonly use, accepted for the canonical ones."""
 EMPTY_QUERY = "query is required: pass a non-empty 'query' string"
 READ_ONLY = ToolAnnotations(
     read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
@@ -67,18 +82,20 @@ READ_ONLY = ToolAnnotations(
 CONTEXT_SEARCH_DESCRIPTION = """\
 Search this project's .AGENTS/ documentation (rules, security policy, architecture, glossary, \
 per-service notes) and get the best-matching sections, each in a <context path="..." \
-section="..." score="..."> block you can quote and cite by path and heading.
+section="..." score="..."> block you can quote; the structured result adds a citation \
+(path:lines (heading trail)) and a section URI for each hit.
 
-Call it before guessing about a project rule, convention, term or design decision, and whenever \
-the task touches an area the server instructions list as searchable. Use a few specific words \
-("secrets policy", "deploy rollback", "error handling"), not a whole sentence; if nothing useful \
-comes back, try the words the documentation would use. The pinned files (overview, conventions) \
-are not searched here: call pinned_context for them.
+Call it before guessing about a project rule, convention, term or design decision. Use a few \
+specific words ("secrets policy", "deploy rollback"); put "exact phrases" in double quotes; a file \
+name (security.md) returns that file's sections. If nothing matches you get the nearest headings \
+and files instead: try the words the documentation would use. The pinned files (overview, \
+conventions) are not searched here: call pinned_context for them.
 
-Cost: each section is usually 50-500 words; k (default 3, 1-20) is the most sections returned, so \
-a larger k costs more context. The result is capped at 16 KB. A miss says \
-"no matching context for: ..." and is a fact about the documentation, not an error. The last line \
-is a status line [agents-context ...]."""
+Cost: k (default 3, 1-20) is the most sections returned; each is usually 50-500 words. \
+max_tokens (default 4000) caps the whole answer; detail="paths" (where each hit is) or "snippets" \
+(its best lines) costs far less than "sections". If hits were left out, the status line says \
+next_offset=K: call again with offset=K and generation=<gen> for the next page. The last line is \
+a status line [agents-context method=... hits=... gen=... fresh_as_of=...]."""
 
 SEARCH_DOCS_DESCRIPTION = """\
 Search all of this project's documentation in overlapping passages of about 500 words: every \
@@ -88,8 +105,19 @@ answer cost, e.g. [3 hits, ~9000 chars (~2250 tokens)].
 
 Prefer context_search for project rules and conventions: its sections are smaller. Use \
 search_docs for longer explanations and reference documentation. One passage is ~500 words, \
-about 700 tokens: prefer k=3 or 5 (default 5, 1-10) and synthesise rather than search again. A \
-miss says "(no results)". The last line is a status line [agents-context ...]."""
+about 700 tokens: prefer k=3 or 5 (default 5, 1-10), or detail="snippets" / "paths", and \
+synthesise rather than search again. root= and path_prefix= narrow the search; "quoted phrases" \
+must match as written; offset= pages (see next_offset in the status line). A miss says \
+"(no results)" and lists the nearest files. The last line is a status line [agents-context ...]."""
+
+READ_CONTEXT_DESCRIPTION = """\
+Read a documentation file, one section of it, or a range of its lines: exactly the text on disk \
+now. path is a display path from a search answer (.AGENTS/security.md), a URI \
+(agents://security.md, or agents://security.md#secrets for one section) or a path inside \
+.AGENTS; section is a heading, a heading trail ("Security > Secrets") or an anchor; start_line \
+and end_line pick lines. Use it to read more around a search hit or a heading from the \
+instructions' list. max_tokens (default 4000) caps the answer; a cut says where to continue \
+(start_line=). An unknown path answers with the closest existing paths."""
 
 PINNED_CONTEXT_DESCRIPTION = """\
 Return the project's pinned .AGENTS/ files (overview and conventions: the rules that apply to \
@@ -117,6 +145,7 @@ class Config:
     debounce_ms: int = 200
     poll_interval: float = 1.0
     poll: bool = False
+    deadline_s: float = policy.DEADLINE_S
 
 
 @dataclass(slots=True)
@@ -183,11 +212,43 @@ class AgentsServer(MCPServer[AppState]):
         text = str(uri)
         if not text.startswith((f"{AGENTS_SCHEME}://", f"{DOCS_SCHEME}://")):
             return await super().read_resource(uri, context)
+        if "#" in text:  # URI templates cannot match a fragment: one section, or a line range
+            excerpt = await anyio.to_thread.run_sync(read_excerpt, self.live, text)
+            return [ReadResourceContents(content=excerpt.text, mime_type=mime_type(excerpt.file.rel))]
         f = await anyio.to_thread.run_sync(read_file, self.live, text)
         return [ReadResourceContents(content=f.text, mime_type=mime_type(f.rel))]
 
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[AppState, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        """Accept the argument names models commonly use; refuse unknown ones by name (the SDK
+        would silently ignore them)."""
+        tool = self._tool_manager.get_tool(name)
+        if tool is not None:
+            known = set(tool.parameters.get("properties", {}))
+            fixed: dict[str, Any] = {}
+            for key, value in arguments.items():
+                canonical = key if key in known else ALIASES.get(key, key)
+                if canonical not in known:
+                    accepted = ", ".join(sorted(known)) or "no arguments"
+                    return error_result(f"unknown argument {key!r} for {name}; it takes: {accepted}")
+                if canonical in fixed:
+                    return error_result(
+                        f"{key!r} and {canonical!r} are the same argument for {name}: pass one"
+                    )
+                fixed[canonical] = value
+            arguments = fixed
+        return await super().call_tool(name, arguments, context)
+
     def status(self) -> StatusReport:
         return status.report(self.live, self.watch_status, self.started)
+
+
+def read_excerpt(live: LiveIndex, uri: str) -> reader.Excerpt:
+    try:
+        return reader.read(live.corpus, uri)
+    except CorpusError as exc:
+        raise ResourceNotFoundError(str(exc)) from None
 
 
 def read_file(live: LiveIndex, uri: str) -> CorpusFile:
@@ -231,21 +292,82 @@ def freshness(live: LiveIndex, view: View, roots: Sequence[Root]) -> Freshness:
     )
 
 
-def retrieve(
-    live: LiveIndex, which: str, request: RetrievalRequest, roots: Sequence[Root]
-) -> tuple[list[RetrievedDocument], Freshness]:
-    """Search one generation, then make sure no hit comes from a file that changed since it was
-    indexed (a deleted or edited file is re-checked and the search run again)."""
+def search(
+    live: LiveIndex,
+    query: str,
+    k: int,
+    offset: int,
+    scope: Scope,
+    roots: Sequence[Root],
+    deadline_s: float,
+) -> tuple[Answer, Freshness]:
+    """Answer from one generation, then make sure no hit comes from a file that changed since
+    it was indexed (a deleted or edited file is re-checked and the search run again)."""
     for _ in range(3):
         with live.view() as view:
-            retriever = (
-                view.library.section_retriever if which == "sections" else view.library.window_retriever
+            index = view.library.sections if scope.kind == "sections" else view.library.windows
+            found = policy.answer(
+                query, k, offset, scope, index, view.corpus, view.library.tokenize, deadline_s=deadline_s
             )
-            docs = retriever.retrieve(request)
             fresh = freshness(live, view, roots)
-        if not live.verify(d.unit for d in docs):
+        if not live.verify(d.unit for d in found.docs):
             break
-    return docs, fresh
+    return found, fresh
+
+
+def options_for(
+    live: LiveIndex,
+    query: str,
+    found: Answer,
+    fresh: Freshness,
+    detail: str,
+    max_tokens: int,
+    offset: int,
+    generation: int | None,
+) -> Options:
+    parsed = parse(query, live.library.tokenize)
+    return Options(
+        detail=detail,
+        max_tokens=clamp(max_tokens, MIN_MAX_TOKENS, MAX_MAX_TOKENS),
+        offset=offset,
+        freshness=fresh,
+        gen_changed=generation is not None and generation != fresh.generation,
+        terms=frozenset(parsed.terms),
+        tokenize=live.library.tokenize,
+        dropped=parsed.quoted if found.method == "bm25-relaxed" else (),
+    )
+
+
+Query = Annotated[
+    str,
+    Field(
+        description='A few specific words. "Quoted phrases" must match as written; a file name returns '
+        "that file."
+    ),
+]
+MaxTokens = Annotated[
+    int,
+    Field(
+        description="Budget for the whole answer in tokens (characters / 4), 200-10000 (clamped).",
+        json_schema_extra={"minimum": MIN_MAX_TOKENS, "maximum": MAX_MAX_TOKENS},
+    ),
+]
+Detail = Annotated[
+    Literal["paths", "snippets", "sections"],
+    Field(
+        description="paths: where each hit is (cheapest); snippets: its best lines; sections: its whole text."
+    ),
+]
+Offset = Annotated[
+    int, Field(description="Skip this many hits (from next_offset in the last STATUS line).", ge=0)
+]
+Generation = Annotated[
+    int | None,
+    Field(description="The gen= of the page you are continuing; the answer says if the index changed since."),
+]
+PathPrefix = Annotated[
+    str | None, Field(description="Only files under this path, e.g. 'services/' or '.AGENTS/services/'.")
+]
 
 
 def create_server(live: LiveIndex, config: Config, watch_factory: WatchFactory = awatch) -> AgentsServer:
@@ -273,7 +395,7 @@ def create_server(live: LiveIndex, config: Config, watch_factory: WatchFactory =
         description=CONTEXT_SEARCH_DESCRIPTION,
     )
     def context_search(
-        query: Annotated[str, Field(description="A few specific words: what you need to know.")],
+        query: Query,
         k: Annotated[
             int,
             Field(
@@ -281,12 +403,19 @@ def create_server(live: LiveIndex, config: Config, watch_factory: WatchFactory =
                 json_schema_extra={"minimum": 1, "maximum": 20},
             ),
         ] = 3,
+        max_tokens: MaxTokens = DEFAULT_MAX_TOKENS,
+        detail: Detail = "sections",
+        offset: Offset = 0,
+        generation: Generation = None,
+        path_prefix: PathPrefix = None,
     ) -> Annotated[CallToolResult, SearchResult]:
         if not query.strip():
             return error_result(EMPTY_QUERY)
         server.catch_up()
-        docs, fresh = retrieve(live, "sections", RetrievalRequest(query, clamp(k, 1, 20)), agents_roots)
-        return tool_result(render_context(query, docs, freshness=fresh))
+        scope = Scope("sections", path_prefix)
+        found, fresh = search(live, query, clamp(k, 1, 20), offset, scope, agents_roots, config.deadline_s)
+        options = options_for(live, query, found, fresh, detail, max_tokens, offset, generation)
+        return tool_result(render_context(query, found, options))
 
     @server.tool(
         name="search_docs",
@@ -295,7 +424,7 @@ def create_server(live: LiveIndex, config: Config, watch_factory: WatchFactory =
         description=SEARCH_DOCS_DESCRIPTION,
     )
     def search_docs(
-        query: Annotated[str, Field(description="Keywords or a short sentence.")],
+        query: Query,
         k: Annotated[
             int,
             Field(
@@ -303,12 +432,62 @@ def create_server(live: LiveIndex, config: Config, watch_factory: WatchFactory =
                 json_schema_extra={"minimum": 1, "maximum": 10},
             ),
         ] = 5,
+        max_tokens: MaxTokens = DEFAULT_MAX_TOKENS,
+        detail: Detail = "sections",
+        offset: Offset = 0,
+        generation: Generation = None,
+        path_prefix: PathPrefix = None,
+        root: Annotated[
+            str | None, Field(description="Only this root, by label: '.AGENTS' or a docs root's name.")
+        ] = None,
     ) -> Annotated[CallToolResult, SearchResult]:
         if not query.strip():
             return error_result(EMPTY_QUERY)
+        if root is not None and root not in {r.label for r in live.roots}:
+            return error_result(f"unknown root {root!r}; roots: {', '.join(r.label for r in live.roots)}")
         server.catch_up()
-        docs, fresh = retrieve(live, "windows", RetrievalRequest(query, clamp(k, 1, 10)), live.roots)
-        return tool_result(render_docs(docs, freshness=fresh))
+        scope = Scope("windows", path_prefix, root)
+        found, fresh = search(live, query, clamp(k, 1, 10), offset, scope, live.roots, config.deadline_s)
+        options = options_for(live, query, found, fresh, detail, max_tokens, offset, generation)
+        return tool_result(render_docs(query, found, options))
+
+    @server.tool(
+        name="read_context",
+        title="Read a file or section",
+        annotations=READ_ONLY,
+        description=READ_CONTEXT_DESCRIPTION,
+        structured_output=False,
+    )
+    def read_context(
+        path: Annotated[
+            str,
+            Field(
+                description="A display path (.AGENTS/security.md), a URI (agents://security.md#secrets) "
+                "or a path inside .AGENTS."
+            ),
+        ],
+        section: Annotated[
+            str | None, Field(description="A heading, a trail ('Security > Secrets') or an anchor.")
+        ] = None,
+        start_line: Annotated[int | None, Field(description="First line to return (1-based).", ge=1)] = None,
+        end_line: Annotated[int | None, Field(description="Last line to return (inclusive).", ge=1)] = None,
+        max_tokens: MaxTokens = DEFAULT_MAX_TOKENS,
+    ) -> CallToolResult:
+        server.catch_up()
+        try:
+            excerpt = reader.read(live.corpus, path, section, start_line, end_line)
+        except CorpusError as exc:
+            return error_result(str(exc))
+        with live.view() as view:
+            fields = freshness(live, view, live.roots).status()
+        return CallToolResult(
+            content=[
+                TextContent(
+                    type="text",
+                    text=render_excerpt(excerpt, clamp(max_tokens, MIN_MAX_TOKENS, MAX_MAX_TOKENS), fields),
+                )
+            ]
+        )
 
     def pinned_text() -> str:
         server.catch_up()
@@ -354,6 +533,17 @@ def create_server(live: LiveIndex, config: Config, watch_factory: WatchFactory =
     )
     def status_resource() -> str:
         return server.status().model_dump_json(indent=2)
+
+    @server.resource(
+        OUTLINE_URI,
+        name="outline",
+        title="Outline",
+        mime_type="application/json",
+        description="Every .AGENTS file with its sections: headings, anchors, line ranges, estimated tokens.",
+    )
+    def outline_resource() -> str:
+        with live.view() as view:
+            return outline(view.corpus).model_dump_json(indent=1)
 
     @server.resource(
         f"{AGENTS_SCHEME}://{{+path}}",
@@ -582,6 +772,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="wait this long for a burst of file changes to settle (default: 200)",
     )
     parser.add_argument(
+        "--deadline-ms",
+        type=int,
+        default=int(policy.DEADLINE_S * 1000),
+        metavar="MS",
+        help="a search still running after this long returns its best results so far, marked "
+        "partial=1 (default: 5000)",
+    )
+    parser.add_argument(
         "--poll",
         action="store_true",
         help="watch by polling instead of OS events (network drives, containers); the server "
@@ -633,6 +831,7 @@ def load_config(args: argparse.Namespace) -> tuple[Config, list[Root]]:
         instructions_budget=args.instructions_budget,
         debounce_ms=args.debounce_ms,
         poll=args.poll,
+        deadline_s=args.deadline_ms / 1000,
     )
     return config, make_roots([agents], config.docs)
 

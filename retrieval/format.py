@@ -1,83 +1,49 @@
-"""Text results in the BODY + STATUS grammar, and the structured result beside them.
+"""Text results in the BODY + STATUS grammar (README, "Output grammar"), within a token budget.
 
 A text result is BODY, a blank line, then one STATUS line `[agents-context key=value ...]`.
-STATUS is the only place new fields may appear; BODY is a contract (see the README).
+STATUS is the only place new fields appear; a value with spaces or quotes is a JSON string.
+The whole text result stays within `max_tokens` (tokens = characters / 4): whole hits are dropped
+from the end before any hit is cut, and STATUS says `truncated=1 omitted=N next_offset=K`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from datetime import datetime, timezone
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 
-from pydantic import BaseModel, Field
-
+from retrieval.policy import Answer
+from retrieval.reader import Excerpt
+from retrieval.results import Freshness, Hit, Nearest, SearchResult
 from retrieval.retriever import RetrievedDocument
 
-CONTEXT_CAP_BYTES = 16 * 1024
 CONTEXT_MISS = "no matching context for: {query}"
 DOCS_MISS = "(no results)"
+DETAILS = ("paths", "snippets", "sections")
+DEFAULT_MAX_TOKENS = 4000
+MIN_MAX_TOKENS, MAX_MAX_TOKENS = 200, 10_000
+SNIPPET_CHARS = 320
+_LINE_CHARS = 160
 _MAX_ATTRIBUTE_CHARS = 512
 
 
-class Hit(BaseModel):
-    path: str = Field(description="Display path: <root label>/<relative path>.")
-    heading: str | None = Field(default=None, description="Section heading (context_search).")
-    chunk_id: int | None = Field(default=None, description="Window number in its file, from 0 (search_docs).")
-    score: float = Field(description="BM25 score; higher is better.")
-    start_line: int = Field(description="First line of the hit in its file, 1-based.")
-    end_line: int = Field(description="Last line of the hit in its file, inclusive.")
-    text: str = Field(description="The hit's text as shown in the text result.")
-    uri: str = Field(description="Resource URI of the file, readable with resources/read.")
-
-
-class LastUpdate(BaseModel):
-    at: str = Field(description="When the update was applied (UTC, ISO 8601).")
-    added: list[str] = Field(description="Display paths of files that appeared.")
-    changed: list[str] = Field(description="Display paths of files whose text changed.")
-    removed: list[str] = Field(description="Display paths of files that are gone.")
-
-
-class SearchResult(BaseModel):
-    method: str = Field(description="How the hits were found (bm25: ranked keyword search).")
-    hits: list[Hit]
-    generation: int | None = Field(default=None, description="Index generation the answer comes from.")
-    fresh_as_of: str | None = Field(
-        default=None, description="Every change on disk before this moment (UTC) is reflected."
-    )
-    changed: int | None = Field(default=None, description="Files changed by the last index update.")
-    last_update: LastUpdate | None = Field(default=None, description="What the last index update changed.")
-
-
 @dataclass(frozen=True, slots=True)
-class Freshness:
-    """How current an answer is: the STATUS fields `gen`, `fresh_as_of` and `changed`."""
+class Options:
+    detail: str = "sections"
+    max_tokens: int = DEFAULT_MAX_TOKENS
+    offset: int = 0
+    freshness: Freshness | None = None
+    gen_changed: bool = False
+    """The caller paged with a generation that is no longer current."""
+    terms: frozenset[str] = frozenset()
+    """The query's terms, to pick snippet lines."""
+    tokenize: Callable[[str], Sequence[str]] | None = None
+    dropped: tuple[str, ...] = field(default=())
+    """Quoted phrases a `bm25-relaxed` answer searched without their quotes."""
 
-    generation: int
-    fresh_as_of: float
-    added: frozenset[str] = frozenset()
-    changed: frozenset[str] = frozenset()
-    removed: frozenset[str] = frozenset()
-    changed_at: float | None = None
-    """When the last update was applied; None if nothing changed since start-up."""
-
-    def status(self) -> dict[str, object]:
-        fields: dict[str, object] = {"gen": self.generation, "fresh_as_of": utc(self.fresh_as_of)}
-        if self.changed_at is not None:
-            fields["changed"] = len(self.added) + len(self.changed) + len(self.removed)
-        return fields
-
-    def result(self) -> dict[str, object]:
-        fields: dict[str, object] = {"generation": self.generation, "fresh_as_of": utc(self.fresh_as_of)}
-        if self.changed_at is not None:
-            fields["changed"] = len(self.added) + len(self.changed) + len(self.removed)
-            fields["last_update"] = LastUpdate(
-                at=utc(self.changed_at),
-                added=sorted(self.added),
-                changed=sorted(self.changed),
-                removed=sorted(self.removed),
-            )
-        return fields
+    @property
+    def limit(self) -> int:
+        return self.max_tokens * 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,17 +52,13 @@ class Rendered:
     result: SearchResult
 
 
-def utc(moment: float) -> str:
-    """`2026-11-22T06:45:12.345Z`."""
-    return (
-        datetime.fromtimestamp(moment, tz=timezone.utc)
-        .isoformat(timespec="milliseconds")
-        .replace("+00:00", "Z")
-    )
-
-
 def status_line(fields: Mapping[str, object]) -> str:
-    return "[agents-context " + " ".join(f"{k}={v}" for k, v in fields.items()) + "]"
+    return "[agents-context " + " ".join(f"{k}={_value(v)}" for k, v in fields.items()) + "]"
+
+
+def _value(value: object) -> str:
+    text = str(value)
+    return json.dumps(text, ensure_ascii=False) if (not text or any(c in text for c in ' "=]\n')) else text
 
 
 def with_status(body: str, fields: Mapping[str, object]) -> str:
@@ -109,121 +71,268 @@ def escape_attribute(value: str) -> str:
     return value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
 
 
-def _hit(doc: RetrievedDocument, text: str | None = None) -> Hit:
-    u = doc.unit
-    return Hit(
-        path=u.path,
-        heading=u.heading,
-        chunk_id=u.chunk_id,
-        score=doc.score,
-        start_line=u.start_line,
-        end_line=u.end_line,
-        text=u.text if text is None else text,
-        uri=u.uri,
-    )
+# --- what each hit shows ------------------------------------------------------------------------
 
 
-# --- context_search -------------------------------------------------------------------------
-
-
-def _fields(method: str, hits: int, freshness: Freshness | None) -> dict[str, object]:
-    return {"method": method, "hits": hits, **(freshness.status() if freshness else {})}
-
-
-def _result(method: str, hits: list[Hit], freshness: Freshness | None) -> SearchResult:
-    return SearchResult.model_validate(
-        {"method": method, "hits": hits, **(freshness.result() if freshness else {})}
-    )
-
-
-def _context_open(doc: RetrievedDocument) -> str:
-    u = doc.unit
-    return (
-        f'<context path="{escape_attribute(u.path)}" section="{escape_attribute(u.heading or "")}" '
-        f'score="{doc.score:.2f}">'
-    )
-
-
-def context_block(doc: RetrievedDocument, text: str | None = None) -> str:
-    return f"{_context_open(doc)}\n{doc.unit.text if text is None else text}\n</context>"
-
-
-def render_context(
-    query: str,
-    docs: Sequence[RetrievedDocument],
-    method: str = "bm25",
-    freshness: Freshness | None = None,
-    cap_bytes: int = CONTEXT_CAP_BYTES,
-) -> Rendered:
-    """`<context>` blocks within `cap_bytes` (whole result): whole hits are dropped from the end
-    first; a first hit that alone is too large is cut at a line boundary."""
-    if not docs:
-        text = with_status(CONTEXT_MISS.format(query=query), _fields(method, 0, freshness))
-        return Rendered(text, _result(method, [], freshness))
-    blocks = [context_block(d) for d in docs]
-    for n in range(len(docs), 0, -1):
-        text = _context_text(blocks[:n], len(docs) - n, _fields(method, n, freshness))
-        if _size(text) <= cap_bytes:
-            return Rendered(text, _result(method, [_hit(d) for d in docs[:n]], freshness))
-    fields = _fields(method, 1, freshness)
-    cut = _cut_to_fit(docs[0], len(docs) - 1, fields, cap_bytes)
-    text = _context_text([context_block(docs[0], cut)], len(docs) - 1, fields)
-    return Rendered(text, _result(method, [_hit(docs[0], cut)], freshness))
-
-
-def _context_text(blocks: Sequence[str], left_out: int, fields: Mapping[str, object]) -> str:
-    body = "\n\n".join(blocks)
-    if left_out:
-        body += f"\n\n[{left_out} more hits left out]"
-    return with_status(body, fields)
-
-
-def _cut_to_fit(doc: RetrievedDocument, left_out: int, fields: Mapping[str, object], cap_bytes: int) -> str:
-    """The longest prefix of whole lines (or, for one huge line, of characters) that fits."""
+def snippet(doc: RetrievedDocument, options: Options) -> str:
+    """The lines of the hit that hold the most query terms, with their line numbers, in order,
+    within a few hundred characters."""
     u = doc.unit
     lines = u.text.split("\n")
-
-    def candidate(kept: list[str], last_line: int) -> str:
-        marker = f"[... cut at line {last_line} of {u.start_line}-{u.end_line}]"
-        return "\n".join([*kept, marker])
-
-    # Sized with the widest line number the marker can show, so the result never exceeds the cap.
-    fixed = _size(_context_text([context_block(doc, candidate([], u.end_line))], left_out, fields))
-    budget = cap_bytes - fixed
-    kept: list[str] = []
+    tokenize = options.tokenize
+    scored = []
+    for i, line in enumerate(lines):
+        hits = len(options.terms & set(tokenize(line))) if tokenize else 0
+        if hits:
+            scored.append((-hits, i))
+    chosen: list[int] = []
     used = 0
-    for line in lines:
-        cost = _size(line) + 1
-        if used + cost > budget:
+    for _, i in sorted(scored) or [(0, 0)]:
+        shown = _line(u.start_line + i, lines[i])
+        if chosen and used + len(shown) + 1 > SNIPPET_CHARS:
             break
-        kept.append(line)
-        used += cost
-    if not kept:
-        head = lines[0].encode("utf-8")[: max(budget - 1, 0)].decode("utf-8", "ignore")
-        return candidate([head] if head else [], u.start_line)
-    return candidate(kept, u.start_line + len(kept) - 1)
+        chosen.append(i)
+        used += len(shown) + 1
+    return "\n".join(_line(u.start_line + i, lines[i]) for i in sorted(chosen))
 
 
-def _size(text: str) -> int:
-    return len(text.encode("utf-8"))
+def _line(number: int, text: str) -> str:
+    text = text.strip()
+    return f"{number}: {text if len(text) <= _LINE_CHARS else text[: _LINE_CHARS - 1] + '…'}"
+
+
+def _shown(doc: RetrievedDocument, options: Options) -> str:
+    if options.detail == "paths":
+        return ""
+    if options.detail == "snippets":
+        return snippet(doc, options)
+    return doc.unit.text
+
+
+# --- context_search ---------------------------------------------------------------------------
+
+
+def _context_open(doc: RetrievedDocument, options: Options, closed: bool = False) -> str:
+    u = doc.unit
+    attrs = f'path="{escape_attribute(u.path)}" section="{escape_attribute(u.heading or "")}"'
+    attrs += f' score="{doc.score:.2f}"'
+    if options.detail != "sections":
+        attrs += f' lines="{u.start_line}-{u.end_line}"'
+    if options.detail == "paths":
+        attrs += f' uri="{escape_attribute(u.section_uri)}"'
+    return f"<context {attrs}{' /' if closed else ''}>"
+
+
+def context_block(doc: RetrievedDocument, options: Options, text: str | None = None) -> str:
+    if options.detail == "paths":
+        return _context_open(doc, options, closed=True)
+    shown = _shown(doc, options) if text is None else text
+    return f"{_context_open(doc, options)}\n{shown}\n</context>"
+
+
+def render_context(query: str, answer: Answer, options: Options | None = None) -> Rendered:
+    options = options or Options()
+    if not answer.docs:
+        return _miss(CONTEXT_MISS.format(query=query), answer, options)
+    joiner = "\n" if options.detail == "paths" else "\n\n"
+
+    def body(blocks: Sequence[str], left_out: int) -> str:
+        text = joiner.join(blocks)
+        return text + (f"\n\n[{left_out} more hits left out]" if left_out else "")
+
+    return _fit(answer, options, lambda d, t=None: context_block(d, options, t), body)
 
 
 # --- search_docs ----------------------------------------------------------------------------
 
 
-def docs_block(doc: RetrievedDocument) -> str:
+def docs_block(doc: RetrievedDocument, options: Options, text: str | None = None) -> str:
     u = doc.unit
-    return f"--- {u.path}#{u.chunk_id} (score={doc.score:.2f}) ---\n{u.text}"
+    head = f"--- {u.path}#{u.chunk_id} (score={doc.score:.2f})"
+    if options.detail != "sections":
+        head += f" lines {u.start_line}-{u.end_line}"
+    head += " ---"
+    shown = _shown(doc, options) if text is None else text
+    return head if options.detail == "paths" else f"{head}\n{shown}"
 
 
-def render_docs(
-    docs: Sequence[RetrievedDocument], method: str = "bm25", freshness: Freshness | None = None
-) -> Rendered:
+def render_docs(query: str, answer: Answer, options: Options | None = None) -> Rendered:
     """Seed 001's blocks and cost footer `[N hits, ~C chars (~T tokens)]`, C = hit text chars."""
-    fields = _fields(method, len(docs), freshness)
-    if not docs:
-        return Rendered(with_status(DOCS_MISS, fields), _result(method, [], freshness))
-    chars = sum(len(d.unit.text) for d in docs)
-    footer = f"[{len(docs)} hits, ~{chars} chars (~{chars // 4} tokens)]"
-    body = "\n\n".join([*(docs_block(d) for d in docs), footer])
-    return Rendered(with_status(body, fields), _result(method, [_hit(d) for d in docs], freshness))
+    options = options or Options()
+    if not answer.docs:
+        return _miss(DOCS_MISS, answer, options)
+    joiner = "\n" if options.detail == "paths" else "\n\n"
+
+    def body(blocks: Sequence[str], left_out: int) -> str:
+        chars = sum(_text_chars(b, options) for b in blocks)
+        footer = f"[{len(blocks)} hits, ~{chars} chars (~{chars // 4} tokens)]"
+        return joiner.join(blocks) + "\n\n" + footer
+
+    return _fit(answer, options, lambda d, t=None: docs_block(d, options, t), body)
+
+
+def _text_chars(block: str, options: Options) -> int:
+    """Characters of the hit text in a search_docs block (the header line is not hit text)."""
+    return 0 if options.detail == "paths" else len(block.split("\n", 1)[1]) if "\n" in block else 0
+
+
+# --- fitting the budget -------------------------------------------------------------------------
+
+
+Block = Callable[..., str]
+Body = Callable[[Sequence[str], int], str]
+
+
+def _fit(answer: Answer, options: Options, block: Block, body: Body) -> Rendered:
+    docs = answer.docs
+    blocks = [block(d) for d in docs]
+    for n in range(len(docs), 0, -1):
+        text = with_status(body(blocks[:n], len(docs) - n), _status(answer, options, n))
+        if len(text) <= options.limit:
+            return Rendered(text, _result(answer, options, [_shown(d, options) for d in docs[:n]]))
+    cut = _cut(docs[0], answer, options, block, body)
+    text = with_status(body([block(docs[0], cut)], len(docs) - 1), _status(answer, options, 1))
+    return Rendered(text, _result(answer, options, [cut]))
+
+
+def _cut(doc: RetrievedDocument, answer: Answer, options: Options, block: Block, body: Body) -> str:
+    """The longest prefix of whole lines of the hit's text (or, for one huge line, of characters)
+    that keeps the whole result within the budget, ending with `[... cut at line N of A-B]`."""
+    u = doc.unit
+    lines = _shown(doc, options).split("\n")
+
+    def candidate(kept: list[str], last_line: int) -> str:
+        return "\n".join([*kept, f"[... cut at line {last_line} of {u.start_line}-{u.end_line}]"])
+
+    # Sized with the widest marker and footer, so the result never exceeds the budget.
+    bare = with_status(
+        body([block(doc, candidate([], u.end_line))], len(answer.docs) - 1), _status(answer, options, 1)
+    )
+    room = options.limit - len(bare) - 12
+    kept: list[str] = []
+    used = 0
+    for line in lines:
+        if used + len(line) + 1 > room:
+            break
+        kept.append(line)
+        used += len(line) + 1
+    if not kept:
+        return candidate([lines[0][: max(room - 1, 0)]] if room > 1 else [], u.start_line)
+    return candidate(kept, u.start_line + len(kept) - 1)
+
+
+def _status(answer: Answer, options: Options, shown: int) -> dict[str, object]:
+    fields: dict[str, object] = {"method": answer.method, "hits": shown}
+    if options.dropped:
+        fields["dropped"] = "; ".join(options.dropped)
+    omitted = len(answer.docs) - shown
+    if omitted:
+        fields["truncated"] = 1
+        fields["omitted"] = omitted
+    following = options.offset + shown
+    if following < options.offset + len(answer.docs) or following < answer.candidates:
+        fields["next_offset"] = following
+    if answer.partial:
+        fields["partial"] = 1
+    if options.freshness:
+        fields.update(options.freshness.status())
+    if options.gen_changed:
+        fields["gen_changed"] = 1
+    return fields
+
+
+def _miss(line: str, answer: Answer, options: Options) -> Rendered:
+    body = line
+    if answer.nearest:
+        near = [
+            f"- {n.path}:{n.start_line}-{n.end_line} ({n.heading}) {n.uri}"
+            if n.heading
+            else f"- {n.path} {n.uri}"
+            for n in answer.nearest
+        ]
+        body += "\n\nNearest headings and files (no word of the query matched; read one with read_context):\n"
+        body += "\n".join(near)
+    return Rendered(with_status(body, _status(answer, options, 0)), _result(answer, options, []))
+
+
+def _result(answer: Answer, options: Options, texts: Sequence[str]) -> SearchResult:
+    hits = [
+        Hit(
+            rank=options.offset + i + 1,
+            path=d.unit.path,
+            heading=d.unit.heading,
+            chunk_id=d.unit.chunk_id,
+            score=d.score,
+            start_line=d.unit.start_line,
+            end_line=d.unit.end_line,
+            text=text,
+            uri=d.unit.uri,
+            section_uri=d.unit.section_uri,
+            citation=d.unit.citation,
+        )
+        for i, (d, text) in enumerate(zip(answer.docs, texts, strict=False))
+    ]
+    status = _status(answer, options, len(hits))
+    return SearchResult.model_validate(
+        {
+            "method": answer.method,
+            "fallback_reason": answer.fallback_reason,
+            "hits": hits,
+            "nearest": [
+                Nearest(
+                    path=n.path,
+                    uri=n.uri,
+                    heading=n.heading,
+                    start_line=n.start_line,
+                    end_line=n.end_line,
+                    similarity=n.similarity,
+                )
+                for n in answer.nearest
+            ],
+            "candidates": answer.candidates,
+            "truncated": bool(status.get("truncated")),
+            "omitted": int(str(status.get("omitted", 0))),
+            "next_offset": status.get("next_offset"),
+            "partial": answer.partial,
+            "elapsed_ms": answer.elapsed_ms,
+            **(options.freshness.result() if options.freshness else {}),
+        }
+    )
+
+
+# --- read_context ---------------------------------------------------------------------------
+
+
+def render_excerpt(excerpt: Excerpt, max_tokens: int, freshness: Mapping[str, object]) -> str:
+    """A `<context path section lines>` block of exactly what was asked for, within the budget;
+    a cut says where to continue (`start_line=`)."""
+    f, section = excerpt.file, excerpt.section
+    heading = section.heading if section and section.heading else ""
+    span = f"{excerpt.start_line}-{excerpt.end_line}"
+    head = f'<context path="{escape_attribute(f.path)}" section="{escape_attribute(heading)}" lines="{span}">'
+    fields: dict[str, object] = {"method": "read", "lines": span}
+    if excerpt.others:
+        fields["other_sections"] = " ".join(f"#{u.anchor}" for u in excerpt.others)
+    fields.update(freshness)
+    text = with_status(f"{head}\n{excerpt.text}\n</context>", fields)
+    limit = max_tokens * 4
+    if len(text) <= limit:
+        return text
+    lines = excerpt.text.split("\n")
+    fields = {**fields, "truncated": 1, "next_line": excerpt.end_line}
+    widest = f"[... cut at line {excerpt.end_line} of {span}; continue with start_line={excerpt.end_line}]"
+    bare = with_status(f"{head}\n{widest}\n</context>", fields)
+    room = limit - len(bare) - 12
+    kept: list[str] = []
+    used = 0
+    for line in lines:
+        if used + len(line) + 1 > room:
+            break
+        kept.append(line)
+        used += len(line) + 1
+    if not kept:
+        kept = [lines[0][: max(room, 1)]]
+    last = excerpt.start_line + len(kept) - 1
+    fields["next_line"] = last + 1
+    marker = f"[... cut at line {last} of {span}; continue with start_line={last + 1}]"
+    return with_status(f"{head}\n" + "\n".join(kept) + f"\n{marker}\n</context>", fields)

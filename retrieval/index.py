@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
@@ -306,20 +306,57 @@ class BM25Index(Generic[T]):
         positive = scores > 0
         return docs[positive], scores[positive]
 
-    def search(self, terms: Sequence[str], k: int) -> list[Scored[T]]:
+    def containing_all(self, terms: Sequence[str]) -> IntArray:
+        """Live slots that contain every one of `terms` (sorted)."""
+        found: IntArray | None = None
+        for term in dict.fromkeys(terms):
+            term_id = self._vocab.get(term)
+            if term_id is None or self._df[term_id] == 0:
+                return np.zeros(0, dtype=np.int64)
+            parts = [p[0] for s in self._segments if (p := s.postings(term_id)) is not None]
+            docs = np.unique(np.concatenate(parts))
+            docs = docs[self._alive[docs]]
+            found = docs if found is None else np.intersect1d(found, docs, assume_unique=True)
+        return np.zeros(0, dtype=np.int64) if found is None else found
+
+    def search(
+        self,
+        terms: Sequence[str],
+        k: int,
+        required: Sequence[str] = (),
+        keep: Callable[[T], bool] | None = None,
+    ) -> list[Scored[T]]:
         """The best `k` documents: score desc, then display path and start line ascending."""
-        if k <= 0:
-            return []
+        return self.ranked(terms, k, required, keep)[0]
+
+    def ranked(
+        self,
+        terms: Sequence[str],
+        k: int,
+        required: Sequence[str] = (),
+        keep: Callable[[T], bool] | None = None,
+    ) -> tuple[list[Scored[T]], int]:
+        """The best `k` documents, and how many matched: among those with a positive score, only
+        those containing every `required` term and accepted by `keep`."""
         docs, scores = self.score_all(terms)
+        if required:
+            inside = np.isin(docs, self.containing_all(required), assume_unique=True)
+            docs, scores = docs[inside], scores[inside]
+        if keep is not None and len(docs):
+            kept = np.fromiter((keep(self._payload(s)) for s in docs.tolist()), dtype=bool, count=len(docs))
+            docs, scores = docs[kept], scores[kept]
+        candidates = len(docs)
+        if k <= 0:
+            return [], candidates
         if len(docs) > k:
             kth = np.partition(scores, len(scores) - k)[len(scores) - k]
-            keep = scores >= kth
-            docs, scores = docs[keep], scores[keep]
+            top = scores >= kth
+            docs, scores = docs[top], scores[top]
         ranked = sorted(
             zip(docs.tolist(), scores.tolist(), strict=True),
             key=lambda pair: (-pair[1], self._order[pair[0]]),
         )[:k]
-        return [Scored(self._payload(slot), score) for slot, score in ranked]
+        return [Scored(self._payload(slot), score) for slot, score in ranked], candidates
 
     def _payload(self, slot: int) -> T:
         payload = self._payloads[slot]

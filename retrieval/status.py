@@ -11,8 +11,9 @@ import time
 from pydantic import BaseModel, Field
 
 from corpus.watch import WatchStatus
-from retrieval.format import LastUpdate, utc, with_status
+from retrieval.format import with_status
 from retrieval.live import LiveIndex
+from retrieval.results import LastUpdate, utc
 
 
 class Skip(BaseModel):

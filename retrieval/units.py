@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from retrieval.sections import is_markdown, sections, split_lines
+from retrieval.anchors import anchors, citation
+from retrieval.sections import INTRO, is_markdown, sections, split_lines
 from retrieval.windows import windows
 
 
@@ -22,6 +23,22 @@ class Unit:
     heading: str | None = None
     trail: tuple[str, ...] = ()
     chunk_id: int | None = None
+    anchor: str | None = None
+    """GitHub-style slug of the heading, unique in the file (sections only)."""
+
+    @property
+    def citation(self) -> str:
+        """`.AGENTS/security.md:12-30 (Security > Secrets)`: what to quote as the source."""
+        return citation(
+            self.path, self.start_line, self.end_line, self.trail if self.heading != INTRO else ()
+        )
+
+    @property
+    def section_uri(self) -> str:
+        """The URI of exactly this section (`agents://security.md#secrets`), or of these lines."""
+        return (
+            f"{self.uri}#{self.anchor}" if self.anchor else f"{self.uri}#L{self.start_line}-L{self.end_line}"
+        )
 
     @property
     def id(self) -> str:
@@ -33,6 +50,8 @@ class Unit:
 
 def section_units(path: str, uri: str, text: str) -> list[Unit]:
     lines = split_lines(text)
+    spans = sections(text, markdown=is_markdown(path))
+    slugs = anchors(None if s.heading == INTRO else s.heading for s in spans)
     return [
         Unit(
             path=path,
@@ -42,8 +61,9 @@ def section_units(path: str, uri: str, text: str) -> list[Unit]:
             end_line=s.end_line,
             heading=s.heading,
             trail=s.trail,
+            anchor=anchor,
         )
-        for s in sections(text, markdown=is_markdown(path))
+        for s, anchor in zip(spans, slugs, strict=True)
     ]
 
 

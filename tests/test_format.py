@@ -1,14 +1,21 @@
-"""The BODY + STATUS grammar, byte for byte."""
+"""The BODY + STATUS grammar, byte for byte, and the token budget."""
 
 from __future__ import annotations
 
-from retrieval.format import render_context, render_docs
+from hypothesis import given
+from hypothesis import strategies as st
+
+from retrieval.format import Options, render_context, render_docs, status_line
+from retrieval.outline import Nearby
+from retrieval.policy import Answer
 from retrieval.retriever import RetrievedDocument
+from retrieval.tokenize import tokenize
 from retrieval.units import Unit
 
 
 def section(path: str, heading: str, text: str, score: float, start: int = 1) -> RetrievedDocument:
     end = start + text.count("\n")
+    anchor = heading.lower().replace(" ", "-")
     unit = Unit(
         path=path,
         uri="agents://" + path.split("/", 1)[1],
@@ -17,21 +24,28 @@ def section(path: str, heading: str, text: str, score: float, start: int = 1) ->
         end_line=end,
         heading=heading,
         trail=(heading,),
+        anchor=anchor,
     )
     return RetrievedDocument(unit, score)
 
 
-def window(path: str, chunk: int, text: str, score: float) -> RetrievedDocument:
-    unit = Unit(path=path, uri="u", text=text, start_line=1, end_line=1 + text.count("\n"), chunk_id=chunk)
+def window(path: str, chunk: int, text: str, score: float, start: int = 1) -> RetrievedDocument:
+    unit = Unit(
+        path=path, uri="u", text=text, start_line=start, end_line=start + text.count("\n"), chunk_id=chunk
+    )
     return RetrievedDocument(unit, score)
 
 
+def bm25(*docs: RetrievedDocument) -> Answer:
+    return Answer(list(docs), "bm25", candidates=len(docs))
+
+
 def test_context_hits_are_blocks_separated_by_a_blank_line_then_status() -> None:
-    docs = [
+    found = bm25(
         section(".AGENTS/security.md", "Secrets", "## Secrets\nNever print .env.", 4.2149),
         section(".AGENTS/deploy.md", "Deploy", "# Deploy\nShip on green.", 1.005),
-    ]
-    rendered = render_context("secrets", docs)
+    )
+    rendered = render_context("secrets", found)
     assert rendered.text == (
         '<context path=".AGENTS/security.md" section="Secrets" score="4.21">\n'
         "## Secrets\nNever print .env.\n"
@@ -43,68 +57,94 @@ def test_context_hits_are_blocks_separated_by_a_blank_line_then_status() -> None
         "\n"
         "[agents-context method=bm25 hits=2]"
     )
-    assert [h.heading for h in rendered.result.hits] == ["Secrets", "Deploy"]
+    hits = rendered.result.hits
+    assert [h.heading for h in hits] == ["Secrets", "Deploy"]
+    assert [h.rank for h in hits] == [1, 2]
+    assert hits[0].citation == ".AGENTS/security.md:1-2 (Secrets)"
+    assert hits[0].section_uri == "agents://security.md#secrets"
     assert rendered.result.method == "bm25"
 
 
-def test_context_miss_names_the_query() -> None:
-    assert render_context("rate limits", []).text == (
+def test_context_miss_names_the_query_and_lists_the_nearest_headings() -> None:
+    assert render_context("rate limits", Answer([], "bm25")).text == (
         "no matching context for: rate limits\n\n[agents-context method=bm25 hits=0]"
+    )
+    near = [
+        Nearby(".AGENTS/ops.md", "agents://ops.md#rate-limiting", "Ops > Rate limiting", 4, 9, 0.8),
+        Nearby(".AGENTS/limits.md", "agents://limits.md", None, None, None, 0.5),
+    ]
+    text = render_context("rate limits", Answer([], "outline", "none matched", 0, False, near)).text
+    assert text == (
+        "no matching context for: rate limits\n\n"
+        "Nearest headings and files (no word of the query matched; read one with read_context):\n"
+        "- .AGENTS/ops.md:4-9 (Ops > Rate limiting) agents://ops.md#rate-limiting\n"
+        "- .AGENTS/limits.md agents://limits.md\n\n"
+        "[agents-context method=outline hits=0]"
     )
 
 
 def test_attribute_values_are_xml_escaped() -> None:
     doc = section('.AGENTS/a&b "q".md', '<Tags> & "quotes"', "# x", 1.0)
-    first_line = render_context("x", [doc]).text.split("\n")[0]
+    first_line = render_context("x", bm25(doc)).text.split("\n")[0]
     assert first_line == (
         '<context path=".AGENTS/a&amp;b &quot;q&quot;.md" '
         'section="&lt;Tags&gt; &amp; &quot;quotes&quot;" score="1.00">'
     )
 
 
-def test_whole_hits_are_dropped_from_the_end_to_fit_the_cap() -> None:
+def test_status_values_with_spaces_or_quotes_are_json_strings() -> None:
+    assert status_line({"method": "bm25-relaxed", "dropped": 'watch "filter"', "hits": 0}) == (
+        '[agents-context method=bm25-relaxed dropped="watch \\"filter\\"" hits=0]'
+    )
+
+
+def test_whole_hits_are_dropped_from_the_end_to_fit_the_budget() -> None:
     big = "x" * 6000
     docs = [section(f".AGENTS/{n}.md", n, f"# {n}\n{big}", 3.0 - i) for i, n in enumerate("abcd")]
-    text = render_context("q", docs).text
-    assert len(text.encode()) <= 16384
+    rendered = render_context("q", Answer(docs, "bm25", candidates=9), Options(max_tokens=4000))
+    text = rendered.text
+    assert len(text) <= 16000
     assert text.count("<context ") == 2
-    assert text.endswith("</context>\n\n[2 more hits left out]\n\n[agents-context method=bm25 hits=2]")
+    assert text.endswith(
+        "</context>\n\n[2 more hits left out]\n\n[agents-context method=bm25 hits=2 truncated=1 omitted=2 next_offset=2]"
+    )
+    assert (rendered.result.truncated, rendered.result.omitted, rendered.result.next_offset) == (True, 2, 2)
 
 
 def test_a_first_hit_too_large_alone_is_cut_at_a_line_boundary() -> None:
     lines = [f"line {i} " + "y" * 90 for i in range(2, 400)]
     doc = section(".AGENTS/long.md", "Long", "# Long\n" + "\n".join(lines), 2.0, start=10)
-    rendered = render_context("q", [doc, section(".AGENTS/b.md", "B", "# B", 1.0)])
+    rendered = render_context(
+        "q", bm25(doc, section(".AGENTS/b.md", "B", "# B", 1.0)), Options(max_tokens=2000)
+    )
     text = rendered.text
-    assert len(text.encode()) <= 16384
+    assert len(text) <= 8000
     body_lines = text.split("\n")
     marker = next(line for line in body_lines if line.startswith("[... cut at line "))
     last_kept = int(marker.split()[4])
     assert marker == f"[... cut at line {last_kept} of 10-408]"
-    kept_text = body_lines[body_lines.index(marker) - 1]
-    assert kept_text == lines[last_kept - 11]  # whole lines only: the last kept line is intact
+    assert body_lines[body_lines.index(marker) - 1] == lines[last_kept - 11]  # whole lines only
     assert text.endswith(
-        f"{marker}\n</context>\n\n[1 more hits left out]\n\n[agents-context method=bm25 hits=1]"
+        f"{marker}\n</context>\n\n[1 more hits left out]\n\n"
+        "[agents-context method=bm25 hits=1 truncated=1 omitted=1 next_offset=1]"
     )
-    assert 16384 - len(text.encode()) < 120  # it used the room it had
+    assert 8000 - len(text) < 140  # it used the room it had
     assert rendered.result.hits[0].text.endswith(marker)
 
 
 def test_one_enormous_line_is_cut_inside_the_line() -> None:
     doc = section(".AGENTS/one.md", "(intro)", "é" * 50_000, 1.0)
-    text = render_context("q", [doc]).text
-    assert len(text.encode()) <= 16384
+    text = render_context("q", bm25(doc), Options(max_tokens=200)).text
+    assert len(text) <= 800
     assert "[... cut at line 1 of 1-1]\n</context>" in text
 
 
 def test_docs_hits_have_seed_001_blocks_and_a_cost_footer() -> None:
-    docs = [
-        window("docs/a.md", 0, "alpha text\nsecond line", 3.14159),
-        window(".AGENTS/b.md", 2, "beta", 0.5),
-    ]
-    text = render_docs(docs).text
+    docs = bm25(
+        window("docs/a.md", 0, "alpha text\nsecond line", 3.14159), window(".AGENTS/b.md", 2, "beta", 0.5)
+    )
     chars = len("alpha text\nsecond line") + len("beta")
-    assert text == (
+    assert render_docs("q", docs).text == (
         "--- docs/a.md#0 (score=3.14) ---\nalpha text\nsecond line\n"
         "\n"
         "--- .AGENTS/b.md#2 (score=0.50) ---\nbeta\n"
@@ -116,6 +156,63 @@ def test_docs_hits_have_seed_001_blocks_and_a_cost_footer() -> None:
 
 
 def test_docs_footer_says_hits_even_for_one_and_miss_is_no_results() -> None:
-    one = render_docs([window("docs/a.md", 0, "12345678", 1.0)]).text
+    one = render_docs("q", bm25(window("docs/a.md", 0, "12345678", 1.0))).text
     assert "\n\n[1 hits, ~8 chars (~2 tokens)]\n\n" in one
-    assert render_docs([]).text == "(no results)\n\n[agents-context method=bm25 hits=0]"
+    assert render_docs("q", Answer([], "bm25")).text == "(no results)\n\n[agents-context method=bm25 hits=0]"
+
+
+def test_paths_detail_shows_where_each_hit_is() -> None:
+    found = bm25(section(".AGENTS/security.md", "Secrets", "## Secrets\nNever print.\nEver.", 4.2, start=5))
+    assert render_context("q", found, Options(detail="paths")).text == (
+        '<context path=".AGENTS/security.md" section="Secrets" score="4.20" lines="5-7" '
+        'uri="agents://security.md#secrets" />\n\n[agents-context method=bm25 hits=1]'
+    )
+    docs = bm25(window("docs/a.md", 3, "a\nb\nc", 1.5, start=40))
+    assert render_docs("q", docs, Options(detail="paths")).text == (
+        "--- docs/a.md#3 (score=1.50) lines 40-42 ---\n\n[1 hits, ~0 chars (~0 tokens)]\n\n[agents-context method=bm25 hits=1]"
+    )
+
+
+def test_snippets_detail_shows_the_best_lines_with_their_numbers() -> None:
+    text = "## Secrets\nIntro words.\nNever print the .env file.\nUnrelated.\nSecrets live in the vault."
+    found = bm25(section(".AGENTS/security.md", "Secrets", text, 4.2, start=10))
+    options = Options(detail="snippets", terms=frozenset(tokenize("print env vault")), tokenize=tokenize)
+    rendered = render_context("q", found, options)
+    assert rendered.text == (
+        '<context path=".AGENTS/security.md" section="Secrets" score="4.20" lines="10-14">\n'
+        "12: Never print the .env file.\n"
+        "14: Secrets live in the vault.\n"
+        "</context>\n\n[agents-context method=bm25 hits=1]"
+    )
+    assert rendered.result.hits[0].text == "12: Never print the .env file.\n14: Secrets live in the vault."
+
+
+def test_more_candidates_than_shown_give_a_next_offset() -> None:
+    found = Answer([section(".AGENTS/a.md", "A", "# A", 1.0)], "bm25", candidates=7)
+    assert render_context("q", found, Options(offset=3)).text.endswith(
+        "[agents-context method=bm25 hits=1 next_offset=4]"
+    )
+    assert render_context("q", found, Options(offset=3)).result.hits[0].rank == 4
+
+
+texts = st.text(alphabet=st.characters(exclude_categories=["Cs"]), min_size=1, max_size=3000)
+
+
+@given(
+    st.lists(st.tuples(texts, st.floats(0.01, 50)), min_size=1, max_size=8),
+    st.integers(200, 10_000),
+    st.sampled_from(["paths", "snippets", "sections"]),
+    st.booleans(),
+)
+def test_the_budget_is_never_exceeded(
+    hits: list[tuple[str, float]], max_tokens: int, detail: str, docs_tool: bool
+) -> None:
+    options = Options(detail=detail, max_tokens=max_tokens, terms=frozenset({"a"}), tokenize=tokenize)
+    if docs_tool:
+        found = bm25(*(window(f"docs/f{i}.md", i, t, s) for i, (t, s) in enumerate(hits)))
+        text = render_docs("q", found, options).text
+    else:
+        found = bm25(*(section(f".AGENTS/f{i}.md", f"H{i}", t, s) for i, (t, s) in enumerate(hits)))
+        text = render_context("q", found, options).text
+    assert len(text) <= max_tokens * 4
+    assert text.rsplit("\n", 1)[-1].startswith("[agents-context method=bm25 hits=")

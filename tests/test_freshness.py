@@ -50,7 +50,7 @@ async def test_a_save_just_before_a_call_is_already_answered(
         assert "deploy.md" in await search(client, "capybara")
         (agents / "deploy.md").write_text("# Deploy\n\nUse the axolotl pipeline.\n")
         text = text_of(await client.call_tool("context_search", {"query": "capybara"}))
-        assert split_status(text)[0] == "no matching context for: capybara"
+        assert split_status(text)[0].startswith("no matching context for: capybara")
         (agents / "deploy.md").unlink()
         assert "no matching context" in await search(client, "axolotl")
         assert "axolotl" not in await search(client, "axolotl", tool="search_docs")
@@ -88,9 +88,9 @@ async def test_docs_hits_are_checked_against_the_disk(agents: Path, make_tree: C
         assert "docs/guide.md" in await search(client, "pangolin", tool="search_docs")
         (docs / "guide.md").write_text("# Guide\n\nthe okapi manual\n")
         edited = await search(client, "pangolin", tool="search_docs")
-        assert split_status(edited)[0] == "(no results)"
+        assert split_status(edited)[0].startswith("(no results)")
         (docs / "guide.md").unlink()
-        assert split_status(await search(client, "okapi", tool="search_docs"))[0] == "(no results)"
+        assert split_status(await search(client, "okapi", tool="search_docs"))[0].startswith("(no results)")
 
 
 async def test_context_status_tool_and_resource_report_the_index(

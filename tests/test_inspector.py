@@ -77,6 +77,7 @@ def test_inspector_lists_the_tools(inspector: Path, agents: Path) -> None:
     assert [t["name"] for t in out["tools"]] == [
         "context_search",
         "search_docs",
+        "read_context",
         "pinned_context",
         "context_status",
     ]
@@ -114,6 +115,7 @@ def test_inspector_lists_and_reads_resources(inspector: Path, agents: Path) -> N
     code, out, err = run(inspector, agents, "--method", "resources/list")
     assert code == 0, err
     assert sorted(r["uri"] for r in out["resources"]) == [
+        "agents-context://outline",
         "agents-context://status",
         "agents://C%23.md",
         "agents://overview.md",

@@ -49,6 +49,7 @@ async def test_a_round_trip_over_real_stdio(agents: Path, mode: str) -> None:
         assert [t.name for t in (await client.list_tools()).tools] == [
             "context_search",
             "search_docs",
+            "read_context",
             "pinned_context",
             "context_status",
         ]

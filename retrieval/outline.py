@@ -1,0 +1,144 @@
+"""The navigation layer that always works (seed 002's agentic TOC): an outline of every file's
+headings, and the headings and files nearest to a query that matched nothing."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from difflib import SequenceMatcher
+
+from pydantic import BaseModel, Field
+
+from corpus.catalog import Corpus, CorpusFile
+from corpus.roots import RootKind
+from retrieval.sections import INTRO
+from retrieval.units import Unit, section_units
+
+
+@dataclass(frozen=True, slots=True)
+class Nearby:
+    """A heading or a file close to a query, for the `outline` fallback."""
+
+    path: str
+    uri: str
+    heading: str | None
+    start_line: int | None
+    end_line: int | None
+    similarity: float
+
+
+def nearest(query: str, units: Iterable[Unit], files: Iterable[CorpusFile], limit: int = 5) -> list[Nearby]:
+    """The headings and file paths most similar to `query` (fuzzy, on the text itself)."""
+    q = query.casefold().strip()
+    candidates: list[tuple[float, Nearby]] = []
+    for u in units:
+        if u.heading and u.heading != INTRO:
+            text = " > ".join(u.trail)
+            candidates.append(
+                (_similar(q, text), Nearby(u.path, u.section_uri, text, u.start_line, u.end_line, 0.0))
+            )
+    candidates.extend((_similar(q, f.rel), Nearby(f.path, f.uri, None, None, None, 0.0)) for f in files)
+    candidates.sort(key=lambda c: (-c[0], c[1].path, c[1].start_line or 0))
+    return [
+        Nearby(n.path, n.uri, n.heading, n.start_line, n.end_line, round(score, 3))
+        for score, n in candidates[:limit]
+        if score > 0
+    ]
+
+
+def _similar(query: str, text: str) -> float:
+    folded = text.casefold()
+    matcher = SequenceMatcher(None, query, folded, autojunk=False)
+    if matcher.real_quick_ratio() < 0.2:
+        return 0.0
+    # Longest common stretch as a share of the query, blended with the overall ratio: a short
+    # query that appears inside a long heading should rank above an unrelated short heading.
+    block = max((m.size for m in matcher.get_matching_blocks()), default=0)
+    return 0.5 * matcher.ratio() + 0.5 * (block / max(len(query), 1))
+
+
+# --- the outline resource ---------------------------------------------------------------------
+
+
+class OutlineSection(BaseModel):
+    heading: str
+    trail: list[str]
+    anchor: str
+    uri: str
+    start_line: int
+    end_line: int
+    tokens: int = Field(description="Estimated tokens: characters / 4.")
+
+
+class OutlineFile(BaseModel):
+    path: str
+    uri: str
+    pinned: bool
+    tokens: int
+    sections: list[OutlineSection]
+
+
+class OutlineRoot(BaseModel):
+    label: str
+    kind: str
+    files: int
+    tokens: int
+
+
+class Outline(BaseModel):
+    files: list[OutlineFile] = Field(description="Every .AGENTS file with its sections.")
+    roots: list[OutlineRoot] = Field(description="Every root with its size (docs roots are not itemised).")
+
+
+def outline(corpus: Corpus) -> Outline:
+    agents = sorted((f for f in corpus.files.values() if f.root.kind is RootKind.AGENTS), key=lambda f: f.rel)
+    files = [
+        OutlineFile(
+            path=f.path,
+            uri=f.uri,
+            pinned=f.pinned,
+            tokens=len(f.text) // 4,
+            sections=[
+                OutlineSection(
+                    heading=u.heading or INTRO,
+                    trail=list(u.trail),
+                    anchor=u.anchor or "",
+                    uri=u.section_uri,
+                    start_line=u.start_line,
+                    end_line=u.end_line,
+                    tokens=len(u.text) // 4,
+                )
+                for u in section_units(f.path, f.uri, f.text)
+            ],
+        )
+        for f in agents
+    ]
+    roots = []
+    for root in corpus.roots:
+        mine = [f for f in corpus.files.values() if f.root is root]
+        roots.append(
+            OutlineRoot(
+                label=root.label,
+                kind=root.kind.value,
+                files=len(mine),
+                tokens=sum(len(f.text) for f in mine) // 4,
+            )
+        )
+    return Outline(files=files, roots=roots)
+
+
+def render_outline(out: Outline) -> str:
+    lines = []
+    for f in out.files:
+        lines.append(f"{f.path} (~{f.tokens} tokens{', pinned' if f.pinned else ''})")
+        for s in f.sections:
+            indent = "  " * max(len(s.trail), 1)
+            lines.append(
+                f"{indent}{s.heading}  [lines {s.start_line}-{s.end_line}, ~{s.tokens} tokens] {s.uri}"
+            )
+    lines.extend(
+        f"{r.label}/ (docs root: {r.files} files, ~{r.tokens} tokens; search it with search_docs)"
+        for r in out.roots
+        if r.kind != RootKind.AGENTS.value
+    )
+    return "\n".join(lines)

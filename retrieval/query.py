@@ -1,0 +1,48 @@
+"""Reading a query: its words, its quoted phrases, and whether it names a file."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+_QUOTED = re.compile(r'"([^"]+)"|“([^”]+)”')
+_FILENAME = re.compile(r"^[^\s\"']+\.[A-Za-z0-9]{1,10}$")
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    raw: str
+    terms: tuple[str, ...]
+    """Every indexed term of the query, phrase words included, in order."""
+    phrases: tuple[tuple[str, ...], ...]
+    """Quoted phrases of two or more terms: they must occur as written, term after term."""
+    quoted: tuple[str, ...]
+    """The phrases as the user typed them, for messages."""
+
+
+def parse(raw: str, tokenize: Callable[[str], Sequence[str]]) -> Query:
+    phrases: list[tuple[str, ...]] = []
+    quoted: list[str] = []
+    for match in _QUOTED.finditer(raw):
+        text = match.group(1) or match.group(2) or ""
+        words = tuple(tokenize(text))
+        if len(words) >= 2:
+            phrases.append(words)
+            quoted.append(text)
+    return Query(raw, tuple(tokenize(raw)), tuple(phrases), tuple(quoted))
+
+
+def contains(tokens: Sequence[str], phrase: Sequence[str]) -> bool:
+    """`phrase` occurs in `tokens` as a contiguous run."""
+    n = len(phrase)
+    first = phrase[0]
+    return any(
+        tokens[i] == first and tuple(tokens[i : i + n]) == tuple(phrase) for i in range(len(tokens) - n + 1)
+    )
+
+
+def looks_like_path(raw: str) -> bool:
+    """`security.md`, `.AGENTS/services/api.md`, `docs/guide/`: a file or folder, not words."""
+    text = raw.strip().strip("`'\"")
+    return bool(text) and (("/" in text and " " not in text) or bool(_FILENAME.match(text)))
