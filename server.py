@@ -63,7 +63,8 @@ from retrieval.live import Change, LiveIndex, View
 from retrieval.outline import outline
 from retrieval.policy import Answer, Scope
 from retrieval.query import parse
-from retrieval.results import Freshness, SearchResult
+from retrieval.results import Freshness, MatchedTerm, SearchResult
+from retrieval.retriever import RetrievedDocument
 from retrieval.sections import is_markdown
 from retrieval.status import StatusReport
 
@@ -315,8 +316,33 @@ def search(
     return found, fresh
 
 
+def explainer(live: LiveIndex, kind: str, terms: Sequence[str]) -> Any:
+    """Per hit: each query term's contribution to its score, and the fields it occurs in."""
+    tokenize = live.library.tokenize
+    index = live.library.sections if kind == "sections" else live.library.windows
+
+    def explain(doc: RetrievedDocument) -> list[MatchedTerm]:
+        u = doc.unit
+        fields = {
+            "heading": set(tokenize(" ".join(u.trail))) if u.heading else set(),
+            "path": set(tokenize(u.path)),
+            "body": set(tokenize(u.text)),
+        }
+        return [
+            MatchedTerm(
+                term=term,
+                contribution=round(share, 4),
+                fields=[f for f, words in fields.items() if term in words],
+            )
+            for term, share in index.explain(terms, tokenize(u.text))
+        ]
+
+    return explain
+
+
 def options_for(
     live: LiveIndex,
+    kind: str,
     query: str,
     found: Answer,
     fresh: Freshness,
@@ -335,6 +361,7 @@ def options_for(
         terms=frozenset(parsed.terms),
         tokenize=live.library.tokenize,
         dropped=parsed.quoted if found.method == "bm25-relaxed" else (),
+        explain=explainer(live, kind, parsed.terms),
     )
 
 
@@ -414,7 +441,7 @@ def create_server(live: LiveIndex, config: Config, watch_factory: WatchFactory =
         server.catch_up()
         scope = Scope("sections", path_prefix)
         found, fresh = search(live, query, clamp(k, 1, 20), offset, scope, agents_roots, config.deadline_s)
-        options = options_for(live, query, found, fresh, detail, max_tokens, offset, generation)
+        options = options_for(live, "sections", query, found, fresh, detail, max_tokens, offset, generation)
         return tool_result(render_context(query, found, options))
 
     @server.tool(
@@ -448,7 +475,7 @@ def create_server(live: LiveIndex, config: Config, watch_factory: WatchFactory =
         server.catch_up()
         scope = Scope("windows", path_prefix, root)
         found, fresh = search(live, query, clamp(k, 1, 10), offset, scope, live.roots, config.deadline_s)
-        options = options_for(live, query, found, fresh, detail, max_tokens, offset, generation)
+        options = options_for(live, "windows", query, found, fresh, detail, max_tokens, offset, generation)
         return tool_result(render_docs(query, found, options))
 
     @server.tool(

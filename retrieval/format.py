@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from retrieval.policy import Answer
 from retrieval.reader import Excerpt
-from retrieval.results import Freshness, Hit, Nearest, SearchResult
+from retrieval.results import Freshness, Hit, MatchedTerm, Nearest, SearchResult
 from retrieval.retriever import RetrievedDocument
 
 CONTEXT_MISS = "no matching context for: {query}"
@@ -40,6 +40,8 @@ class Options:
     tokenize: Callable[[str], Sequence[str]] | None = None
     dropped: tuple[str, ...] = field(default=())
     """Quoted phrases a `bm25-relaxed` answer searched without their quotes."""
+    explain: Callable[[RetrievedDocument], list[MatchedTerm]] | None = None
+    """Why a hit matched (per term: contribution and fields), for the structured result."""
 
     @property
     def limit(self) -> int:
@@ -269,6 +271,7 @@ def _result(answer: Answer, options: Options, texts: Sequence[str]) -> SearchRes
             uri=d.unit.uri,
             section_uri=d.unit.section_uri,
             citation=d.unit.citation,
+            matched_terms=options.explain(d) if options.explain and answer.method != "path" else [],
         )
         for i, (d, text) in enumerate(zip(answer.docs, texts, strict=False))
     ]

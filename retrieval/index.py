@@ -306,6 +306,19 @@ class BM25Index(Generic[T]):
         positive = scores > 0
         return docs[positive], scores[positive]
 
+    def explain(self, terms: Sequence[str], doc_terms: Sequence[str]) -> list[tuple[str, float]]:
+        """Each query term's share of the score of a document whose terms are `doc_terms`
+        (in query order; repeated query terms count again, as in scoring)."""
+        counts = Counter(doc_terms)
+        avg, length = self.avg_length, len(doc_terms)
+        shares = []
+        for term in terms:
+            tf = counts.get(term, 0)
+            if tf and self.df(term):
+                norm = self.k1 * (1.0 - self.b + self.b * length / avg)
+                shares.append((term, self.idf(term) * (tf * (self.k1 + 1.0)) / (tf + norm)))
+        return shares
+
     def containing_all(self, terms: Sequence[str]) -> IntArray:
         """Live slots that contain every one of `terms` (sorted)."""
         found: IntArray | None = None

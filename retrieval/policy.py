@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 
 from corpus.catalog import Corpus, CorpusFile
@@ -101,12 +103,27 @@ def answer(
     return _done(Answer([], "outline", _miss_reason(query, scope, partial), 0, partial, near), started)
 
 
+_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="retriever")
+_GRACE_S = 0.25
+
+
 def _run(retriever: Retriever, request: RetrievalRequest) -> tuple[list[RetrievedDocument], int, bool]:
+    """Run the retriever; one that is not ours (it may be slow) is waited for only until the
+    deadline, and then the answer goes on without it, marked partial."""
     try:
         if isinstance(retriever, BM25Retriever):
             docs, candidates = retriever.search(request)
             return docs, candidates, False
-        docs = retriever.retrieve(request)
+        future = _POOL.submit(retriever.retrieve, request)
+        # A little grace past the deadline, so a retriever that honours it (a fusion raising
+        # `Partial` with what it has) is heard rather than abandoned.
+        timeout = (
+            None if request.deadline is None else max(0.0, request.deadline - time.monotonic()) + _GRACE_S
+        )
+        try:
+            docs = future.result(timeout=timeout)
+        except FutureTimeout:
+            return [], 0, True
         return docs, len(docs), False
     except Partial as exc:
         return exc.docs, len(exc.docs), True

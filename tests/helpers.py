@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import inspect
+import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -57,5 +59,8 @@ def split_status(text: str) -> tuple[str, dict[str, str]]:
     """BODY and the STATUS line's fields: `(body, {"method": "bm25", "hits": "2", ...})`."""
     body, _, line = text.rpartition("\n\n")
     assert line.startswith("[agents-context ") and line.endswith("]"), line
-    fields = dict(item.split("=", 1) for item in line[len("[agents-context ") : -1].split(" "))
+    fields = {
+        key: json.loads(value) if value.startswith('"') else value
+        for key, value in re.findall(r'(\w+)=("(?:[^"\\]|\\.)*"|[^ \]]+)', line)
+    }
     return body, fields
