@@ -813,6 +813,21 @@ def build_parser() -> argparse.ArgumentParser:
         "also falls back to polling by itself when OS events fail",
     )
     parser.add_argument(
+        "--transport",
+        choices=["stdio", "http"],
+        default="stdio",
+        help="stdio (default; what desktop clients launch) or http (streamable HTTP, for clients "
+        "that prefer it and for one server shared by several clients)",
+    )
+    parser.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="with --transport http: the address to listen on (default: 127.0.0.1)",
+    )
+    parser.add_argument(
+        "--port", type=int, default=8000, help="with --transport http: the port (default: 8000)"
+    )
+    parser.add_argument(
         "--log-level",
         default="INFO",
         choices=["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"],
@@ -877,8 +892,24 @@ def main(argv: Sequence[str] | None = None) -> None:
     live = LiveIndex(roots, PinSet(config.pins) if config.pins is not None else None, config.max_file_bytes)
     announce(live)
     server = create_server(live, config)
-    log.info("# waiting for an MCP client on stdin")
-    anyio.run(server.run_stdio_async)
+    if args.transport == "http":
+        anyio.run(run_http, server, args.host, args.port)
+    else:
+        log.info("# waiting for an MCP client on stdin")
+        anyio.run(server.run_stdio_async)
+
+
+async def run_http(server: AgentsServer, host: str, port: int) -> None:
+    """Streamable HTTP at http://HOST:PORT/mcp. On localhost the SDK turns on DNS-rebinding
+    protection (Host and Origin must be local); any other host is reachable from the network."""
+    import uvicorn
+
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        log.warning("# listening on %s: reachable from the network, without DNS-rebinding protection", host)
+    app = server.streamable_http_app(host=host)
+    config = uvicorn.Config(app, host=host, port=port, log_config=None, log_level="warning")
+    log.info("# serving MCP over streamable HTTP at http://%s:%d/mcp", host, port)
+    await uvicorn.Server(config).serve()
 
 
 if __name__ == "__main__":
