@@ -42,13 +42,14 @@ from pydantic import AnyUrl, Field
 from watchfiles import awatch
 
 from corpus.catalog import CorpusFile
-from corpus.errors import CorpusError
+from corpus.errors import CorpusError, RootNotFound
 from corpus.identity import AGENTS_SCHEME, DOCS_SCHEME, SERVER_SCHEME, file_uri, parse_file_uri
 from corpus.read import DEFAULT_MAX_BYTES
-from corpus.roots import Root, RootKind, find_agents_root, make_roots
+from corpus.roots import Root, RootKind, find_agents_roots, make_roots
 from corpus.rules import PinSet
 from corpus.watch import Changes, WatchFactory, WatchOptions, WatchStatus, supervise, watched_root
 from retrieval import briefing, policy, reader, status
+from retrieval.applies import applicable
 from retrieval.format import (
     DEFAULT_MAX_TOKENS,
     MAX_MAX_TOKENS,
@@ -59,14 +60,16 @@ from retrieval.format import (
     render_docs,
     render_excerpt,
 )
+from retrieval.links import links
 from retrieval.live import Change, LiveIndex, View
 from retrieval.outline import outline
 from retrieval.policy import Answer, Scope
 from retrieval.query import parse
-from retrieval.results import Freshness, MatchedTerm, SearchResult
+from retrieval.results import Freshness, LinkTo, MatchedTerm, SearchResult
 from retrieval.retriever import RetrievedDocument
 from retrieval.sections import is_markdown
 from retrieval.status import StatusReport
+from retrieval.units import section_units
 
 log = logging.getLogger("agents_context")
 
@@ -111,6 +114,14 @@ synthesise rather than search again. root= and path_prefix= narrow the search; "
 must match as written; offset= pages (see next_offset in the status line). A miss says \
 "(no results)" and lists the nearest files. The last line is a status line [agents-context ...]."""
 
+CONTEXT_FOR_PATH_DESCRIPTION = """\
+Get the project rules that apply to one source file before you edit it: sections of rule files \
+whose front matter globs match it (Cursor's globs/applies_to), AGENTS.md files in its folders, \
+the package rules of a monorepo package that contains it, and sections whose headings or file \
+names name its folders, most specific first. Each block says why it applies \
+(applies="globs: src/api/**"). One call replaces several searches when you start work on a \
+file; max_tokens (default 4000) caps the answer and detail="paths" lists them cheaply."""
+
 READ_CONTEXT_DESCRIPTION = """\
 Read a documentation file, one section of it, or a range of its lines: exactly the text on disk \
 now. path is a display path from a search answer (.AGENTS/security.md), a URI \
@@ -137,8 +148,9 @@ arguments. Every search answer's status line already carries gen= and fresh_as_o
 
 @dataclass(frozen=True, slots=True)
 class Config:
-    agents: Path
+    agents: list[Path]
     docs: list[Path] = field(default_factory=list)
+    conventional: Path | None = None
     pins: list[str] | None = None
     max_file_bytes: int = DEFAULT_MAX_BYTES
     pinned_budget: int = briefing.PINNED_BUDGET_BYTES
@@ -181,9 +193,8 @@ class AgentsServer(MCPServer[AppState]):
         super().__init__(subscriptions=self.bus, **kwargs)
 
     def catch_up(self) -> None:
-        """Read-your-writes: bring the `.AGENTS` root up to date by stat before answering."""
-        root = self.live.agents_root
-        if root is not None:
+        """Read-your-writes: bring the `.AGENTS` roots up to date by stat before answering."""
+        for root in self.live.agents_roots:
             self.live.sweep(root)
 
     async def list_resources(self) -> list[Resource]:
@@ -191,14 +202,15 @@ class AgentsServer(MCPServer[AppState]):
         listed = await super().list_resources()
         with self.live.view() as view:
             files = sorted(
-                (f for f in view.corpus.files.values() if f.root.kind is RootKind.AGENTS), key=lambda f: f.rel
+                (f for f in view.corpus.files.values() if f.root.kind is RootKind.AGENTS),
+                key=lambda f: f.path,
             )
         for f in files:
             listed.append(
                 Resource(
                     uri=f.uri,
-                    name=f.rel,
-                    title=next(iter(briefing.headings(f)), None),
+                    name=f.path if f.root.scoped else f.rel,
+                    title=f.title or next(iter(briefing.headings(f)), None),
                     mime_type=mime_type(f.rel),
                     size=f.size,
                     annotations=Annotations(priority=1.0 if f.pinned else 0.5),
@@ -362,6 +374,7 @@ def options_for(
         tokenize=live.library.tokenize,
         dropped=parsed.quoted if found.method == "bm25-relaxed" else (),
         explain=explainer(live, kind, parsed.terms),
+        links=lambda doc: [LinkTo(text=x.text, path=x.path, uri=x.uri) for x in links(doc.unit, live.corpus)],
     )
 
 
@@ -435,11 +448,18 @@ def create_server(live: LiveIndex, config: Config, watch_factory: WatchFactory =
         offset: Offset = 0,
         generation: Generation = None,
         path_prefix: PathPrefix = None,
+        root: Annotated[
+            str | None, Field(description="Only this .AGENTS root, by label (several roots: a monorepo).")
+        ] = None,
     ) -> Annotated[CallToolResult, SearchResult]:
         if not query.strip():
             return error_result(EMPTY_QUERY)
+        if root is not None and root not in {r.label for r in agents_roots}:
+            return error_result(
+                f"unknown root {root!r}; .AGENTS roots: {', '.join(r.label for r in agents_roots)}"
+            )
         server.catch_up()
-        scope = Scope("sections", path_prefix)
+        scope = Scope("sections", path_prefix, root)
         found, fresh = search(live, query, clamp(k, 1, 20), offset, scope, agents_roots, config.deadline_s)
         options = options_for(live, "sections", query, found, fresh, detail, max_tokens, offset, generation)
         return tool_result(render_context(query, found, options))
@@ -477,6 +497,42 @@ def create_server(live: LiveIndex, config: Config, watch_factory: WatchFactory =
         found, fresh = search(live, query, clamp(k, 1, 10), offset, scope, live.roots, config.deadline_s)
         options = options_for(live, "windows", query, found, fresh, detail, max_tokens, offset, generation)
         return tool_result(render_docs(query, found, options))
+
+    @server.tool(
+        name="context_for_path",
+        title="Rules for a source file",
+        annotations=READ_ONLY,
+        description=CONTEXT_FOR_PATH_DESCRIPTION,
+    )
+    def context_for_path(
+        path: Annotated[
+            str,
+            Field(
+                description="The source file you are about to edit, relative to the project: src/api/auth.py."
+            ),
+        ],
+        max_tokens: MaxTokens = DEFAULT_MAX_TOKENS,
+        detail: Detail = "sections",
+    ) -> Annotated[CallToolResult, SearchResult]:
+        if not path.strip():
+            return error_result("path is required: pass the source file's path, e.g. 'src/api/auth.py'")
+        server.catch_up()
+        with live.view() as view:
+            items = applicable(view.corpus, lambda f: section_units(f.path, f.uri, f.text), path)
+            fresh = freshness(live, view, agents_roots)
+        found = Answer([RetrievedDocument(a.unit, a.specificity) for a in items], "applies", None, len(items))
+        options = Options(
+            detail=detail,
+            max_tokens=clamp(max_tokens, MIN_MAX_TOKENS, MAX_MAX_TOKENS),
+            freshness=fresh,
+            applies={a.unit.id: a.reason for a in items},
+            miss=f"no context applies to: {path} (add globs: front matter to a rule, an AGENTS.md in "
+            "its folder, or a heading that names its folder)",
+            links=lambda doc: [
+                LinkTo(text=x.text, path=x.path, uri=x.uri) for x in links(doc.unit, live.corpus)
+            ],
+        )
+        return tool_result(render_context(path, found, options))
 
     @server.tool(
         name="read_context",
@@ -754,7 +810,20 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--root",
         metavar="DIR",
-        help="the .AGENTS folder (default: $AGENTS_CONTEXT_ROOT, else ./.AGENTS or ./.agents)",
+        action="append",
+        help="a .AGENTS folder; repeat it for a monorepo with one per package (default: "
+        "$AGENTS_CONTEXT_ROOT, else ./.AGENTS or ./.agents)",
+    )
+    parser.add_argument(
+        "--conventional",
+        metavar="DIR",
+        nargs="?",
+        const=True,
+        default=None,
+        help="also serve the agent files the project already has: AGENTS.md (root and nested), "
+        "CLAUDE.md, .cursor/rules/*.mdc, .github/copilot-instructions.md, .github/instructions/*.md "
+        "(DIR: the project folder; default: the parent of the first --root, else the current "
+        "folder). On by itself when there is no .AGENTS folder; the root AGENTS.md is pinned",
     )
     parser.add_argument(
         "--docs",
@@ -862,10 +931,29 @@ def announce(live: LiveIndex) -> None:
         log.info("# skipped %s/%s: %s", s.root.label, s.rel, s.reason)
 
 
-def load_config(args: argparse.Namespace) -> tuple[Config, list[Root]]:
-    agents = find_agents_root(args.root)
+def load_config(args: argparse.Namespace, cwd: Path | None = None) -> tuple[Config, list[Root]]:
+    """The roots: every `--root` (else `$AGENTS_CONTEXT_ROOT`, `./.AGENTS`, `./.agents`), plus the
+    conventional files of the project folder with `--conventional`, or when there is no `.AGENTS`."""
+    cwd = cwd or Path.cwd()
+    agents = find_agents_roots(args.root or [], cwd=cwd)
+    conventional: Path | None = None
+    if args.conventional:
+        conventional = (
+            Path(args.conventional)
+            if isinstance(args.conventional, str)
+            else (agents[0].parent if agents else cwd)
+        )
+    elif not agents:
+        if not has_conventional_files(cwd):
+            raise RootNotFound(
+                f"no .AGENTS folder and no AGENTS.md, CLAUDE.md, .cursor/rules or "
+                f".github/copilot-instructions.md in {cwd}: create .AGENTS/, run from the project "
+                "folder, or pass --root DIR"
+            )
+        conventional = cwd
     config = Config(
         agents=agents,
+        conventional=conventional,
         docs=[Path(d) for d in args.docs],
         pins=args.pin,
         max_file_bytes=args.max_file_bytes,
@@ -875,7 +963,18 @@ def load_config(args: argparse.Namespace) -> tuple[Config, list[Root]]:
         poll=args.poll,
         deadline_s=args.deadline_ms / 1000,
     )
-    return config, make_roots([agents], config.docs)
+    return config, make_roots(agents, config.docs, conventional)
+
+
+def has_conventional_files(folder: Path) -> bool:
+    candidates = (
+        "AGENTS.md",
+        "CLAUDE.md",
+        ".cursor/rules",
+        ".github/copilot-instructions.md",
+        ".github/instructions",
+    )
+    return any((folder / c).exists() for c in candidates)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -6,12 +6,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from corpus import frontmatter
 from corpus.errors import NotInCorpus
+from corpus.frontmatter import EMPTY, FrontMatter
 from corpus.identity import display_path, file_uri, parse_file_uri
 from corpus.read import DEFAULT_MAX_BYTES, FileText, Skipped, read_text
 from corpus.roots import Root, RootKind
 from corpus.rules import PinSet
-from corpus.scan import FileRef, SkippedFile, check_name, walk
+from corpus.scan import FileRef, SkippedFile, refused, walk
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,11 +24,18 @@ class CorpusFile:
     """Display path: `<root label>/<rel>`."""
     uri: str
     pinned: bool
+    """Pinned by name (`--pin`, the root's defaults) or by `alwaysApply: true` front matter."""
     text: str
     size: int
     mtime_ns: int
     ctime_ns: int
     digest: str
+    meta: FrontMatter = EMPTY
+    """YAML front matter: title, description, tags, globs, alwaysApply."""
+
+    @property
+    def title(self) -> str | None:
+        return self.meta.title
 
     @property
     def searchable(self) -> bool:
@@ -39,6 +48,8 @@ class Corpus:
     roots: list[Root]
     pins: PinSet
     max_bytes: int = DEFAULT_MAX_BYTES
+    explicit_pins: bool = False
+    """`--pin` was given: it replaces every root's default pins."""
     files: dict[str, CorpusFile] = field(default_factory=dict)
     """By display path, in walk order (root by root, paths sorted)."""
     skipped: list[SkippedFile] = field(default_factory=list)
@@ -47,11 +58,21 @@ class Corpus:
     def agents_root(self) -> Root | None:
         return next((r for r in self.roots if r.kind is RootKind.AGENTS), None)
 
+    @property
+    def agents_roots(self) -> list[Root]:
+        return [r for r in self.roots if r.kind is RootKind.AGENTS]
+
+    def pins_of(self, root: Root) -> PinSet:
+        """`--pin` when given, else the root's own defaults (the conventional root pins AGENTS.md)."""
+        return self.pins if self.explicit_pins or root.pins is None else PinSet(root.pins)
+
     def in_root(self, root: Root) -> list[CorpusFile]:
         return [f for f in self.files.values() if f.root is root]
 
     def corpus_file(self, ref: FileRef, text: FileText) -> CorpusFile:
-        pinned = ref.root.kind is RootKind.AGENTS and ref.rel in self.pins
+        meta = frontmatter.parse(ref.rel, text.text)
+        agents = ref.root.kind is RootKind.AGENTS
+        pinned = agents and (ref.rel in self.pins_of(ref.root) or meta.always_apply)
         return CorpusFile(
             root=ref.root,
             rel=ref.rel,
@@ -63,14 +84,15 @@ class Corpus:
             mtime_ns=text.mtime_ns,
             ctime_ns=text.ctime_ns,
             digest=text.digest,
+            meta=meta,
         )
 
     def read_uri(self, uri: str) -> CorpusFile:
         """The file a URI names, read from disk now; `NotInCorpus` (with why) if it is not served."""
         root, rel = parse_file_uri(uri, self.roots)
-        refused = check_name(rel)
-        if refused:
-            raise Skipped(f"{uri} is not served: {refused}")
+        reason = refused(root, rel)
+        if reason:
+            raise Skipped(f"{uri} is not served: {reason}")
         path = Path(root.path, *rel.split("/"))
         try:
             text = read_text(root.path, path, self.max_bytes)
@@ -84,7 +106,9 @@ class Corpus:
 
 def load(roots: Sequence[Root], pins: PinSet | None = None, max_bytes: int = DEFAULT_MAX_BYTES) -> Corpus:
     """Walk and read every root."""
-    corpus = Corpus(list(roots), PinSet() if pins is None else pins, max_bytes)
+    corpus = Corpus(
+        list(roots), PinSet() if pins is None else pins, max_bytes, explicit_pins=pins is not None
+    )
     for root in roots:
         found = walk(root)
         corpus.skipped.extend(found.skipped)

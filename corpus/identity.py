@@ -1,7 +1,8 @@
 """One identity per file: its display path and its URI (the table is in the README).
 
 - display path: `<root label>/<relative posix path>`, e.g. `.AGENTS/security.md`;
-- `.AGENTS` files: `agents://<rel>`; docs roots: `agents-docs://<label>/<rel>`;
+- `.AGENTS` files: `agents://<rel>` (with several `.AGENTS` roots, `agents://<label>/<rel>`);
+  docs roots: `agents-docs://<label>/<rel>`;
 - every path segment percent-encoded, so `C#.md` is `agents://C%23.md` and a raw `#` is free to
   start a fragment;
 - resources the server generates use `agents-context://`, which no file can shadow.
@@ -28,9 +29,10 @@ def _encode(rel: str) -> str:
 
 
 def file_uri(root: Root, rel: str) -> str:
-    if root.kind is RootKind.AGENTS:
+    if root.kind is RootKind.AGENTS and not root.scoped:
         return f"{AGENTS_SCHEME}://{_encode(rel)}"
-    return f"{DOCS_SCHEME}://{quote(root.label, safe='')}/{_encode(rel)}"
+    scheme = AGENTS_SCHEME if root.kind is RootKind.AGENTS else DOCS_SCHEME
+    return f"{scheme}://{quote(root.label, safe='')}/{_encode(rel)}"
 
 
 def split_fragment(uri: str) -> tuple[str, str | None]:
@@ -49,7 +51,14 @@ def parse_file_uri(uri: str, roots: list[Root]) -> tuple[Root, str]:
     scheme, sep, rest = base.partition("://")
     if not sep:
         raise NotInCorpus(f"not a corpus URI: {uri!r} (expected agents://PATH or agents-docs://ROOT/PATH)")
-    if scheme == AGENTS_SCHEME:
+    if scheme == AGENTS_SCHEME and any(r.scoped for r in roots):
+        label_enc, _, encoded = rest.partition("/")
+        label = _decode_segment(label_enc, uri)
+        root = next((r for r in roots if r.kind is RootKind.AGENTS and r.label == label), None)
+        if root is None:
+            known = ", ".join(r.label for r in roots if r.kind is RootKind.AGENTS)
+            raise NotInCorpus(f"no .AGENTS root labelled {label!r} in {uri!r} (roots: {known})")
+    elif scheme == AGENTS_SCHEME:
         root = next((r for r in roots if r.kind is RootKind.AGENTS), None)
         encoded = rest
     elif scheme == DOCS_SCHEME:

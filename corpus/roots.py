@@ -25,6 +25,18 @@ class RootKind(str, Enum):
     """A `--docs` root: windows for `search_docs` only."""
 
 
+CONVENTIONAL_FILES: tuple[str, ...] = (
+    "AGENTS.md",
+    "CLAUDE.md",
+    "**/.cursor/rules/**/*.mdc",
+    ".github/copilot-instructions.md",
+    ".github/instructions/**/*.md",
+)
+"""The files agents already read, in gitignore syntax (`AGENTS.md` at any depth)."""
+
+CONVENTIONAL_PINS: tuple[str, ...] = ("AGENTS.md",)
+
+
 @dataclass(frozen=True, slots=True)
 class Root:
     path: Path
@@ -34,6 +46,12 @@ class Root:
     kind: RootKind
     given: str
     """The path as the user gave it, for messages."""
+    scoped: bool = False
+    """Its `agents://` URIs carry the label (there are several `.AGENTS` roots)."""
+    include: tuple[str, ...] = ()
+    """When set, only files matching these patterns belong to the corpus (the conventional root)."""
+    pins: tuple[str, ...] | None = None
+    """Default pins of this root, when they differ from overview.md and conventions.md."""
 
 
 def find_agents_root(
@@ -43,21 +61,29 @@ def find_agents_root(
 
     Raises `RootNotFound` with a message that says where it looked and how to point elsewhere.
     """
+    found = find_agents_roots([given] if given else [], env, cwd)
+    if not found:
+        cwd = Path.cwd() if cwd is None else cwd
+        raise RootNotFound(
+            f"no .AGENTS folder in {cwd}: create one, run from the project folder, "
+            f"or pass --root DIR (or set {ENV_ROOT})"
+        )
+    return found[0]
+
+
+def find_agents_roots(
+    given: Sequence[str], env: Mapping[str, str] | None = None, cwd: Path | None = None
+) -> list[Path]:
+    """Every `--root` (each must exist), else `$AGENTS_CONTEXT_ROOT`, else `./.AGENTS` or
+    `./.agents`, else none (the caller may fall back to the conventional files)."""
     env = os.environ if env is None else env
     cwd = Path.cwd() if cwd is None else cwd
     if given:
-        return _existing_dir(cwd / given, f"--root {given}")
+        return [_existing_dir(cwd / g, f"--root {g}") for g in given]
     from_env = env.get(ENV_ROOT, "").strip()
     if from_env:
-        return _existing_dir(cwd / from_env, f"{ENV_ROOT}={from_env}")
-    for name in DEFAULT_ROOT_NAMES:
-        candidate = cwd / name
-        if candidate.is_dir():
-            return candidate
-    raise RootNotFound(
-        f"no .AGENTS folder in {cwd}: create one, run from the project folder, "
-        f"or pass --root DIR (or set {ENV_ROOT})"
-    )
+        return [_existing_dir(cwd / from_env, f"{ENV_ROOT}={from_env}")]
+    return [cwd / name for name in DEFAULT_ROOT_NAMES if (cwd / name).is_dir()][:1]
 
 
 def _existing_dir(path: Path, source: str) -> Path:
@@ -68,24 +94,43 @@ def _existing_dir(path: Path, source: str) -> Path:
     return path
 
 
-def make_roots(agents: Sequence[Path], docs: Sequence[Path] = ()) -> list[Root]:
+def make_roots(
+    agents: Sequence[Path], docs: Sequence[Path] = (), conventional: Path | None = None
+) -> list[Root]:
     """Resolve each root once and label it by its folder name, `-2`, `-3` on repeats.
 
     Labels are compared case-insensitively, so two roots never get labels that differ only in case
-    (they would collide on macOS and Windows).
+    (they would collide on macOS and Windows). `conventional` is a project folder whose
+    AGENTS.md, CLAUDE.md, Cursor rules and Copilot instructions form one more `.AGENTS`-like root.
     """
+    wanted: list[tuple[RootKind, Path, tuple[str, ...], tuple[str, ...] | None]] = [
+        (RootKind.AGENTS, p, (), None) for p in agents
+    ]
+    if conventional is not None:
+        wanted.append((RootKind.AGENTS, conventional, CONVENTIONAL_FILES, CONVENTIONAL_PINS))
+    wanted += [(RootKind.DOCS, p, (), None) for p in docs]
+    scoped = sum(kind is RootKind.AGENTS for kind, *_ in wanted) > 1
     roots: list[Root] = []
     taken: set[str] = set()
-    for kind, paths in ((RootKind.AGENTS, agents), (RootKind.DOCS, docs)):
-        for given in paths:
-            real = _existing_dir(given, str(given)).resolve(strict=True)
-            base = real.name or "root"
-            label, n = base, 1
-            while label.casefold() in taken:
-                n += 1
-                label = f"{base}-{n}"
-            taken.add(label.casefold())
-            roots.append(Root(path=real, label=label, kind=kind, given=str(given)))
+    for kind, given, include, pins in wanted:
+        real = _existing_dir(given, str(given)).resolve(strict=True)
+        base = real.name or "root"
+        label, n = base, 1
+        while label.casefold() in taken:
+            n += 1
+            label = f"{base}-{n}"
+        taken.add(label.casefold())
+        roots.append(
+            Root(
+                real,
+                label,
+                kind,
+                str(given),
+                scoped=scoped and kind is RootKind.AGENTS,
+                include=include,
+                pins=pins,
+            )
+        )
     return roots
 
 

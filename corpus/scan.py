@@ -10,8 +10,12 @@ from __future__ import annotations
 import os
 import stat
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
+from pathspec import GitIgnoreSpec
+
+from corpus.ignore import IGNORE_FILES, IgnoreRules
 from corpus.read import Skipped, kind_of, resolve_inside
 from corpus.roots import Root
 from corpus.rules import is_editor_temp, is_ignored_dir, is_secret
@@ -56,11 +60,36 @@ def check_name(rel: str) -> str | None:
         return SECRET
     if is_editor_temp(parts[-1]):
         return EDITOR_TEMP
+    if parts[-1] in IGNORE_FILES:
+        return "an ignore file"
     return None
 
 
-def walk(root: Root, under: str = "") -> Walk:
-    """Every candidate file of `root` (or of its folder `under`, a relative path)."""
+@lru_cache(maxsize=16)
+def _include_spec(patterns: tuple[str, ...]) -> GitIgnoreSpec:
+    return GitIgnoreSpec.from_lines(patterns)
+
+
+def included(root: Root, rel: str) -> bool:
+    """Whether `rel` can belong to `root` at all (a conventional root takes only its patterns)."""
+    return not root.include or _include_spec(root.include).match_file(rel)
+
+
+def refused(root: Root, rel: str, rules: IgnoreRules | None = None) -> str | None:
+    """Why `rel` is not served from `root` by its name or the root's rules, or None."""
+    reason = check_name(rel)
+    if reason:
+        return reason
+    if not included(root, rel):
+        return "not one of the conventional agent files"
+    return (rules or IgnoreRules(root.path)).ignored(rel)
+
+
+def walk(root: Root, under: str = "", rules: IgnoreRules | None = None) -> Walk:
+    """Every candidate file of `root` (or of its folder `under`, a relative path), by its rules:
+    ignored folders, secrets, editor scratch files, `.agentsignore` and `.gitignore`, and (for the
+    conventional root) only the conventional files."""
+    rules = rules or IgnoreRules(root.path)
     files: list[FileRef] = []
     skipped: list[SkippedFile] = []
     start = Path(root.path, *under.split("/")) if under else root.path
@@ -76,13 +105,16 @@ def walk(root: Root, under: str = "") -> Walk:
                 SkippedFile(root, prefix.rstrip("/") or ".", f"unreadable folder ({exc.strerror})")
             )
             continue
+        rules.load(prefix.rstrip("/"))
         for entry in entries:
             rel = prefix + _printable(entry.name)
             if _printable(entry.name) != entry.name:
                 skipped.append(SkippedFile(root, rel, "name is not valid UTF-8"))
                 continue
+            if entry.name in IGNORE_FILES:
+                continue
             try:
-                _visit(root, entry, rel, files, skipped, stack, seen_dirs)
+                _visit(root, entry, rel, files, skipped, stack, seen_dirs, rules)
             except Skipped as exc:
                 skipped.append(SkippedFile(root, rel, exc.reason))
             except OSError as exc:
@@ -100,6 +132,7 @@ def _visit(
     skipped: list[SkippedFile],
     stack: list[tuple[Path, str]],
     seen_dirs: set[Path],
+    rules: IgnoreRules,
 ) -> None:
     path = Path(entry.path)
     if entry.is_symlink():
@@ -109,12 +142,18 @@ def _visit(
         real = path
         st = entry.stat(follow_symlinks=False)
     if stat.S_ISDIR(st.st_mode):
-        if is_ignored_dir(entry.name):
-            skipped.append(SkippedFile(root, rel + "/", "ignored folder"))
+        ignored = "ignored folder" if is_ignored_dir(entry.name) else rules.ignored(rel, is_dir=True)
+        if ignored:
+            skipped.append(SkippedFile(root, rel + "/", ignored))
         elif real not in seen_dirs:
             seen_dirs.add(real)
             stack.append((real if entry.is_symlink() else path, rel + "/"))
         return
+    if not included(root, rel):
+        return  # not a conventional agent file: not part of this root at all
+    ignored = rules.ignored(rel)
+    if ignored:
+        raise Skipped(ignored)
     if is_secret(entry.name):
         raise Skipped(SECRET)
     if is_editor_temp(entry.name):

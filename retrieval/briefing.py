@@ -49,13 +49,14 @@ def manifest(corpus: Corpus, detail: int = 0) -> str:
     lines = [head]
     for f in files:
         found = headings(f)
+        about = f" ({f.meta.description})" if f.meta.description and detail < 2 else ""
         if detail == 0 and found:
-            lines.append(f"- {f.path}: {'; '.join(found)}")
+            lines.append(f"- {f.path}{about}: {'; '.join(found)}")
         elif detail == 1 and found:
             more = f" (+{len(found) - 1} more)" if len(found) > 1 else ""
-            lines.append(f"- {f.path}: {found[0]}{more}")
+            lines.append(f"- {f.path}{about}: {found[0]}{more}")
         else:
-            lines.append(f"- {f.path}")
+            lines.append(f"- {f.path}{about}")
     return "\n".join(lines)
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from retrieval.policy import Answer
 from retrieval.reader import Excerpt
-from retrieval.results import Freshness, Hit, MatchedTerm, Nearest, SearchResult
+from retrieval.results import Freshness, Hit, LinkTo, MatchedTerm, Nearest, SearchResult
 from retrieval.retriever import RetrievedDocument
 
 CONTEXT_MISS = "no matching context for: {query}"
@@ -42,6 +42,12 @@ class Options:
     """Quoted phrases a `bm25-relaxed` answer searched without their quotes."""
     explain: Callable[[RetrievedDocument], list[MatchedTerm]] | None = None
     """Why a hit matched (per term: contribution and fields), for the structured result."""
+    links: Callable[[RetrievedDocument], list[LinkTo]] | None = None
+    """The corpus sections a hit links to."""
+    applies: Mapping[str, str] | None = None
+    """context_for_path: why each unit (by id) applies; shown as an `applies` attribute."""
+    miss: str | None = None
+    """The miss line, when not the search one."""
 
     @property
     def limit(self) -> int:
@@ -118,8 +124,10 @@ def _context_open(doc: RetrievedDocument, options: Options, closed: bool = False
     u = doc.unit
     attrs = f'path="{escape_attribute(u.path)}" section="{escape_attribute(u.heading or "")}"'
     attrs += f' score="{doc.score:.2f}"'
-    if options.detail != "sections":
+    if options.detail != "sections" or options.applies is not None:
         attrs += f' lines="{u.start_line}-{u.end_line}"'
+    if options.applies is not None:
+        attrs += f' applies="{escape_attribute(options.applies.get(u.id, ""))}"'
     if options.detail == "paths":
         attrs += f' uri="{escape_attribute(u.section_uri)}"'
     return f"<context {attrs}{' /' if closed else ''}>"
@@ -135,7 +143,7 @@ def context_block(doc: RetrievedDocument, options: Options, text: str | None = N
 def render_context(query: str, answer: Answer, options: Options | None = None) -> Rendered:
     options = options or Options()
     if not answer.docs:
-        return _miss(CONTEXT_MISS.format(query=query), answer, options)
+        return _miss(options.miss or CONTEXT_MISS.format(query=query), answer, options)
     joiner = "\n" if options.detail == "paths" else "\n\n"
 
     def body(blocks: Sequence[str], left_out: int) -> str:
@@ -271,7 +279,11 @@ def _result(answer: Answer, options: Options, texts: Sequence[str]) -> SearchRes
             uri=d.unit.uri,
             section_uri=d.unit.section_uri,
             citation=d.unit.citation,
-            matched_terms=options.explain(d) if options.explain and answer.method != "path" else [],
+            matched_terms=options.explain(d)
+            if options.explain and answer.method not in ("path", "applies")
+            else [],
+            links=options.links(d) if options.links else [],
+            applies=options.applies.get(d.unit.id) if options.applies is not None else None,
         )
         for i, (d, text) in enumerate(zip(answer.docs, texts, strict=False))
     ]

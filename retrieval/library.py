@@ -34,12 +34,16 @@ class Library:
         self.section_retriever = BM25Retriever(self.sections, tokenize)
         self.window_retriever = BM25Retriever(self.windows, tokenize)
 
-    def prepare(self, path: str, uri: str, text: str, searchable: bool) -> Prepared:
-        """Chunk and tokenize one file; `searchable` files also get sections."""
+    def prepare(self, path: str, uri: str, text: str, searchable: bool, meta: str = "") -> Prepared:
+        """Chunk and tokenize one file; `searchable` files also get sections. `meta` (front matter
+        title, description, tags) is indexed with the file's first section and first window."""
         sections = section_units(path, uri, text) if searchable else []
+        extra = list(self.tokenize(meta)) if meta else []
         return Prepared(
-            sections=[self._doc(u) for u in sections],
-            windows=[self._doc(u) for u in window_units(path, uri, text)],
+            sections=[self._doc(u, extra if i == 0 else []) for i, u in enumerate(sections)],
+            windows=[
+                self._doc(u, extra if i == 0 else []) for i, u in enumerate(window_units(path, uri, text))
+            ],
         )
 
     def apply(self, changes: Mapping[str, Prepared | None]) -> None:
@@ -53,14 +57,18 @@ class Library:
     def remove(self, path: str) -> None:
         self.apply({path: None})
 
-    def _doc(self, unit: Unit) -> Doc[Unit]:
-        return Doc(unit, self.tokenize(unit.text), (unit.path, unit.start_line))
+    def _doc(self, unit: Unit, extra: Sequence[str] = ()) -> Doc[Unit]:
+        terms = self.tokenize(unit.text)
+        return Doc(unit, [*terms, *extra] if extra else terms, (unit.path, unit.start_line))
 
 
 def index_corpus(corpus: Corpus, library: Library | None = None) -> Library:
     """A library holding every file of `corpus`."""
     library = library or Library()
     library.apply(
-        {f.path: library.prepare(f.path, f.uri, f.text, f.searchable) for f in corpus.files.values()}
+        {
+            f.path: library.prepare(f.path, f.uri, f.text, f.searchable, f.meta.text)
+            for f in corpus.files.values()
+        }
     )
     return library

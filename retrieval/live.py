@@ -26,10 +26,11 @@ from pathlib import Path
 
 from corpus.catalog import Corpus, CorpusFile
 from corpus.errors import NotInCorpus
+from corpus.ignore import IGNORE_FILES, IgnoreRules
 from corpus.read import DEFAULT_MAX_BYTES, Changing, FileText, Skipped, read_text, stamp
 from corpus.roots import Root, root_present
 from corpus.rules import PinSet
-from corpus.scan import FileRef, SkippedFile, check_name, walk
+from corpus.scan import FileRef, SkippedFile, check_name, included, refused, walk
 from retrieval.library import Library, Prepared
 from retrieval.units import Unit
 
@@ -91,7 +92,9 @@ class LiveIndex:
     ) -> None:
         self.roots = list(roots)
         self.settle_s = settle_s
-        self.corpus = Corpus(self.roots, PinSet() if pins is None else pins, max_bytes)
+        self.corpus = Corpus(
+            self.roots, PinSet() if pins is None else pins, max_bytes, explicit_pins=pins is not None
+        )
         self.library = Library()
         self.generation = 0
         self.last_change: Change | None = None
@@ -105,13 +108,14 @@ class LiveIndex:
         """Per root, by relative path; changed only in `_apply`, read under the root's lock."""
         self._skipped: dict[str, dict[str, SkippedFile]] = {r.label: {} for r in self.roots}
         self._pending: dict[str, set[str]] = {r.label: set() for r in self.roots}
+        self._rules: dict[str, IgnoreRules] = {}
         for root in self.roots:
             self.sweep(root)
         self.last_change = None  # the start-up build is not an update anyone needs told about
 
     @property
-    def agents_root(self) -> Root | None:
-        return self.corpus.agents_root
+    def agents_roots(self) -> list[Root]:
+        return self.corpus.agents_roots
 
     @contextmanager
     def view(self) -> Iterator[View]:
@@ -193,7 +197,8 @@ class LiveIndex:
         if not self.present[root.label]:
             log.info("root %s is back", root.label)
         self.present[root.label] = True
-        found = walk(root)
+        self._rules[root.label] = IgnoreRules(root.path)
+        found = walk(root, rules=self._rules[root.label])
         batch.unskipped = set(self._skipped[root.label])
         batch.skipped = {s.rel: s for s in found.skipped}
         current = {ref.rel: ref for ref in found.files}
@@ -208,9 +213,10 @@ class LiveIndex:
         batch = _Batch()
         candidates: list[FileRef] = []
         listing: list[str] | None = None
+        rules = self._rules.setdefault(root.label, IgnoreRules(root.path))
         for rel in sorted({r for p in paths if (r := _relative(root, p)) is not None}):
-            if rel == "":
-                return self._sweep(root)
+            if rel == "" or rel.rsplit("/", 1)[-1] in IGNORE_FILES:
+                return self._sweep(root)  # the root itself, or rules that may change many files
             path = _fs_path(root, rel)
             if rel in known:
                 under: list[str] = []  # a known file is not a folder
@@ -218,12 +224,18 @@ class LiveIndex:
                 listing = listing if listing is not None else sorted({*known, *self._skipped[root.label]})
                 under = _with_prefix(listing, rel + "/")
             batch.unskipped.update([rel, *under])
-            refused = check_name(rel)
-            if refused:
-                batch.skipped[rel] = SkippedFile(root, rel, refused)
+            is_dir = path.is_dir() and not path.is_symlink()
+            reason = (
+                refused(root, rel, rules)
+                if not is_dir
+                else check_name(rel + "/x") or rules.ignored(rel, True)
+            )
+            if reason:
+                if included(root, rel) or is_dir:
+                    batch.skipped[rel] = SkippedFile(root, rel, reason)
                 batch.removed.update(k for k in (rel, *under) if k in known)
-            elif path.is_dir() and not path.is_symlink():
-                found = walk(root, under=rel)
+            elif is_dir:
+                found = walk(root, under=rel, rules=rules)
                 batch.skipped.update({s.rel: s for s in found.skipped})
                 inside = {ref.rel for ref in found.files}
                 batch.removed.update(k for k in under if k in known and k not in inside)
@@ -261,7 +273,9 @@ class LiveIndex:
             batch.files[ref.rel] = f
             old = known.get(ref.rel)
             if old is None or old.digest != f.digest:
-                batch.prepared[f.path] = self.library.prepare(f.path, f.uri, f.text, f.searchable)
+                batch.prepared[f.path] = self.library.prepare(
+                    f.path, f.uri, f.text, f.searchable, f.meta.text
+                )
 
     def _apply(self, root: Root, batch: _Batch) -> Change:
         with self._lock:

@@ -40,12 +40,10 @@ def resolve_uri(corpus: Corpus, name: str) -> str:
     for root in corpus.roots:
         if rest and label == root.label:
             return file_uri(root, rest)
-    agents = corpus.agents_root
-    if agents is not None and f"{agents.label}/{name}" in corpus.files:
-        return file_uri(agents, name)
-    for root in corpus.roots:
+    for root in sorted(corpus.roots, key=lambda r: r.kind is not RootKind.AGENTS):  # .AGENTS roots first
         if f"{root.label}/{name}" in corpus.files:
             return file_uri(root, name)
+    agents = corpus.agents_root
     if agents is not None:
         return file_uri(agents, name)  # not indexed (yet?): let the read say why
     raise NotInCorpus(_unknown(corpus, name))

@@ -20,6 +20,12 @@ class MatchedTerm(BaseModel):
     fields: list[str] = Field(description="Where it occurs in the hit: heading, path, body.")
 
 
+class LinkTo(BaseModel):
+    text: str = Field(description="The link text.")
+    path: str = Field(description="Display path of the linked file.")
+    uri: str = Field(description="URI of the linked section (#anchor) or file.")
+
+
 class Hit(BaseModel):
     rank: int = Field(description="1-based position in the whole ranking (offset included).")
     path: str = Field(description="Display path: <root label>/<relative path>.")
@@ -33,6 +39,8 @@ class Hit(BaseModel):
     section_uri: str = Field(description="URI of exactly this section (#anchor) or these lines (#L12-L30).")
     citation: str = Field(description="What to quote as the source: path:lines (heading trail).")
     matched_terms: list[MatchedTerm] = Field(default_factory=list, description="Why it matched.")
+    links: list[LinkTo] = Field(default_factory=list, description="Corpus sections this hit links to.")
+    applies: str | None = Field(default=None, description="context_for_path: why this section applies.")
 
 
 class Nearest(BaseModel):

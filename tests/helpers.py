@@ -20,6 +20,16 @@ from server import AgentsServer, Config, create_server
 
 T = TypeVar("T")
 
+TOOLS = [
+    "context_search",
+    "search_docs",
+    "context_for_path",
+    "read_context",
+    "pinned_context",
+    "context_status",
+]
+"""Every tool, in the order the server lists them."""
+
 MODES = ["legacy", "auto"]
 """Both protocol eras: the 2025-11-25 handshake (Claude Desktop, the Inspector) and 2026-07-28."""
 
@@ -28,7 +38,7 @@ def make_server(agents: Path, docs: list[Path] | None = None, **overrides: Any) 
     pins = overrides.pop("pins", None)
     factory = overrides.pop("watch_factory", None)
     settings: dict[str, Any] = {"debounce_ms": 50, "poll_interval": 0.2, **overrides}
-    config = Config(agents=agents, docs=docs or [], pins=pins, **settings)
+    config = Config(agents=[agents], docs=docs or [], pins=pins, **settings)
     live = LiveIndex(make_roots([agents], config.docs), PinSet(pins) if pins is not None else None)
     return create_server(live, config, factory) if factory else create_server(live, config)
 

@@ -18,6 +18,8 @@ from typing import Any
 
 import pytest
 
+from tests.helpers import TOOLS
+
 E2E = Path(__file__).resolve().parent / "e2e"
 INSPECTOR = E2E / "node_modules" / ".bin" / ("mcp-inspector.cmd" if os.name == "nt" else "mcp-inspector")
 SERVER = str(Path(__file__).resolve().parents[1] / "server.py")
@@ -74,13 +76,7 @@ def run(inspector: Path, agents: Path, *args: str) -> tuple[int, Any, str]:
 def test_inspector_lists_the_tools(inspector: Path, agents: Path) -> None:
     code, out, err = run(inspector, agents, "--method", "tools/list")
     assert code == 0, err
-    assert [t["name"] for t in out["tools"]] == [
-        "context_search",
-        "search_docs",
-        "read_context",
-        "pinned_context",
-        "context_status",
-    ]
+    assert [t["name"] for t in out["tools"]] == TOOLS
     assert out["tools"][0]["annotations"]["readOnlyHint"] is True
 
 

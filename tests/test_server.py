@@ -14,7 +14,7 @@ from mcp.shared.subscriptions import ResourcesListChanged
 from mcp.types import ServerNotification
 
 from server import EMPTY_QUERY, AgentsServer
-from tests.helpers import MODES, eventually, make_server, search, split_status, text_of
+from tests.helpers import MODES, TOOLS, eventually, make_server, search, split_status, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -59,13 +59,7 @@ async def test_tools_are_listed_with_schemas_annotations_and_short_descriptions(
 ) -> None:
     async with Client(server, mode=mode) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
-    assert sorted(tools) == [
-        "context_search",
-        "context_status",
-        "pinned_context",
-        "read_context",
-        "search_docs",
-    ]
+    assert list(tools) == TOOLS
     for tool in tools.values():
         assert tool.description and len(tool.description) < 2048
         assert tool.annotations is not None

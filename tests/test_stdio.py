@@ -16,7 +16,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.types import ServerNotification
 
-from tests.helpers import MODES, eventually, search, text_of
+from tests.helpers import MODES, TOOLS, eventually, search, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -46,13 +46,7 @@ async def test_a_round_trip_over_real_stdio(agents: Path, mode: str) -> None:
         assert client.server_capabilities is not None and client.server_capabilities.resources is not None
         assert client.server_capabilities.resources.list_changed is True
         assert "pinned_context" in (client.instructions or "")
-        assert [t.name for t in (await client.list_tools()).tools] == [
-            "context_search",
-            "search_docs",
-            "read_context",
-            "pinned_context",
-            "context_status",
-        ]
+        assert [t.name for t in (await client.list_tools()).tools] == TOOLS
         hit = await search(client, "secrets")
         assert hit.startswith('<context path=".AGENTS/security.md" section="Secrets"')
         read = await client.read_resource("agents://C%23.md")

@@ -1,0 +1,53 @@
+"""Ignore rules inside a root: an `.agentsignore` at its top and the `.gitignore` files in it.
+
+Both use gitignore syntax (through `pathspec`). A `.gitignore` applies to its own folder and
+below; deeper files override shallower ones, and `.agentsignore` has the last word. The ignore
+files themselves are never part of the corpus.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pathspec import GitIgnoreSpec
+
+AGENTSIGNORE = ".agentsignore"
+GITIGNORE = ".gitignore"
+IGNORE_FILES = frozenset({AGENTSIGNORE, GITIGNORE})
+
+
+class IgnoreRules:
+    """The ignore files of one root, loaded folder by folder as the walk (or a lookup) needs them."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._specs: dict[str, list[tuple[str, GitIgnoreSpec]]] = {}
+
+    def load(self, folder: str) -> None:
+        """Read the ignore files of `folder` (relative, "" for the root), once."""
+        if folder in self._specs:
+            return
+        specs: list[tuple[str, GitIgnoreSpec]] = []
+        names = (GITIGNORE, AGENTSIGNORE) if folder == "" else (GITIGNORE,)
+        for name in names:
+            path = Path(self.root, *folder.split("/"), name) if folder else self.root / name
+            try:
+                lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+            except OSError:
+                continue
+            specs.append((name, GitIgnoreSpec.from_lines(lines)))
+        self._specs[folder] = specs
+
+    def ignored(self, rel: str, is_dir: bool = False) -> str | None:
+        """Why `rel` is ignored (`ignored by .gitignore`), or None. Loads ancestors as needed."""
+        parts = rel.split("/")
+        verdict: str | None = None
+        for depth in range(len(parts)):
+            folder = "/".join(parts[:depth])
+            self.load(folder)
+            inside = "/".join(parts[depth:]) + ("/" if is_dir else "")
+            for name, spec in self._specs[folder]:
+                result = spec.check_file(inside)
+                if result.include is not None:
+                    verdict = f"ignored by {name}" if result.include else None
+        return verdict

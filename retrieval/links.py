@@ -1,0 +1,64 @@
+"""Links between corpus files: a hit lists the sections its relative markdown links point to."""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass
+from urllib.parse import unquote, urlsplit
+
+from markdown_it import MarkdownIt
+
+from corpus.catalog import Corpus
+from retrieval.units import Unit
+
+_md = MarkdownIt("commonmark")
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    text: str
+    path: str
+    """Display path of the target file."""
+    uri: str
+    """The target: a section URI when the link names an anchor, else the file's URI."""
+
+
+def links(unit: Unit, corpus: Corpus) -> list[Link]:
+    """Relative links in `unit` that land on a file of the same root (anchors kept)."""
+    label, _, rel = unit.path.partition("/")
+    found: list[Link] = []
+    seen: set[str] = set()
+    for text, href in _hrefs(unit.text):
+        parts = urlsplit(href)
+        if parts.scheme or parts.netloc:
+            continue  # http:, mailto:, agents:... are not relative links
+        target = (
+            rel
+            if not parts.path
+            else posixpath.normpath(posixpath.join(posixpath.dirname(rel), unquote(parts.path)))
+        )
+        if target.startswith("../") or target == "..":
+            continue  # leaves the root
+        f = corpus.files.get(f"{label}/{target}")
+        if f is None:
+            continue
+        uri = f"{f.uri}#{parts.fragment}" if parts.fragment else f.uri
+        if uri not in seen:
+            seen.add(uri)
+            found.append(Link(text, f.path, uri))
+    return found
+
+
+def _hrefs(markdown: str) -> list[tuple[str, str]]:
+    pairs: list[tuple[str, str]] = []
+    for block in _md.parse(markdown):
+        for i, token in enumerate(block.children or []):
+            if token.type == "link_open":
+                href = str(token.attrs.get("href", ""))
+                text = ""
+                for inner in (block.children or [])[i + 1 :]:
+                    if inner.type == "link_close":
+                        break
+                    text += inner.content
+                pairs.append((text, href))
+    return pairs

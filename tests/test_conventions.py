@@ -1,0 +1,266 @@
+"""The conventions teams already have: conventional files, front matter, monorepos, ignore files,
+path-scoped rules and links, on real-world-shaped fixtures."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client, MCPError
+
+from corpus.catalog import load
+from corpus.errors import RootNotFound
+from corpus.roots import make_roots
+from retrieval.applies import applicable
+from retrieval.live import LiveIndex
+from retrieval.units import section_units
+from server import AgentsServer, Config, build_parser, create_server, load_config
+from tests.conftest import write_tree
+from tests.helpers import split_status, text_of
+
+pytestmark = pytest.mark.anyio
+
+REPO_FILES: dict[str, str | bytes] = {
+    "AGENTS.md": "# Agent guide\n\nRun `make test` before committing.\n",
+    "CLAUDE.md": "# Claude notes\n\nPrefer small diffs.\n",
+    "README.md": "# The product README\n\nNot an agent file.\n",
+    ".cursor/rules/api.mdc": (
+        "---\ndescription: How the HTTP API is built\nglobs: src/api/**/*.py\nalwaysApply: false\n---\n"
+        "# API rules\n\nValidate every request body with pydantic.\n"
+    ),
+    ".cursor/rules/style.mdc": "---\ndescription: Code style\nalwaysApply: true\n---\n# Style\n\nFour spaces.\n",
+    ".github/copilot-instructions.md": "# Copilot\n\nUse the project's logger.\n",
+    ".github/instructions/tests.instructions.md": (
+        "---\napplies_to: ['tests/**']\n---\n# Tests\n\nUse pytest fixtures, not setUp.\n"
+    ),
+    "src/api/AGENTS.md": "# API folder\n\nAuth lives in auth.py; never log tokens.\n",
+    "src/api/auth.py": "def login(): ...\n",
+    "docs/api.md": "# Public docs\n\nnot included\n",
+}
+
+
+def parse(argv: list[str], cwd: Path) -> tuple[Config, Any]:
+    return load_config(build_parser().parse_args(argv), cwd=cwd)
+
+
+def serve(config: Config, roots: Any) -> AgentsServer:
+    from corpus.rules import PinSet
+
+    live = LiveIndex(roots, PinSet(config.pins) if config.pins is not None else None)
+    return create_server(live, dataclasses.replace(config, debounce_ms=50, poll_interval=0.2))
+
+
+async def call(client: Client, tool: str, **args: object) -> tuple[str, dict[str, str], dict[str, Any]]:
+    result = await client.call_tool(tool, args)
+    assert not result.is_error, text_of(result)
+    body, status = split_status(text_of(result))
+    return body, status, result.structured_content or {}
+
+
+# --- conventional files and front matter ----------------------------------------------------
+
+
+def test_without_agents_folder_the_conventional_files_are_served(tmp_path: Path) -> None:
+    repo = write_tree(tmp_path / "shop", REPO_FILES)
+    config, roots = parse([], cwd=repo)
+    assert config.conventional == repo and config.agents == []
+    corpus = load(roots)
+    assert sorted(f.rel for f in corpus.files.values()) == [
+        ".cursor/rules/api.mdc",
+        ".cursor/rules/style.mdc",
+        ".github/copilot-instructions.md",
+        ".github/instructions/tests.instructions.md",
+        "AGENTS.md",
+        "CLAUDE.md",
+        "src/api/AGENTS.md",
+    ]
+    pinned = sorted(f.path for f in corpus.files.values() if f.pinned)
+    assert pinned == ["shop/.cursor/rules/style.mdc", "shop/AGENTS.md"]  # the root AGENTS.md and alwaysApply
+    api = corpus.files["shop/.cursor/rules/api.mdc"]
+    assert (api.meta.description, api.meta.globs, api.meta.always_apply) == (
+        "How the HTTP API is built",
+        ("src/api/**/*.py",),
+        False,
+    )
+    assert corpus.files["shop/.github/instructions/tests.instructions.md"].meta.globs == ("tests/**",)
+
+
+def test_no_agents_folder_and_no_agent_files_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(RootNotFound, match=r"no \.AGENTS folder and no AGENTS\.md"):
+        parse([], cwd=tmp_path)
+
+
+def test_conventional_alongside_an_agents_folder_is_a_second_root(tmp_path: Path) -> None:
+    repo = write_tree(tmp_path / "shop", {**REPO_FILES, ".AGENTS/security.md": "# Security\n\nsecrets\n"})
+    _, roots = parse(["--conventional"], cwd=repo)
+    assert [(r.label, r.scoped) for r in roots] == [(".AGENTS", True), ("shop", True)]
+    corpus = load(roots)
+    assert corpus.files[".AGENTS/security.md"].uri == "agents://.AGENTS/security.md"
+    assert corpus.files["shop/AGENTS.md"].uri == "agents://shop/AGENTS.md"
+
+
+async def test_front_matter_gives_titles_descriptions_and_ranking(tmp_path: Path) -> None:
+    repo = write_tree(tmp_path / "shop", REPO_FILES)
+    server = serve(*parse([], cwd=repo))
+    async with Client(server) as client:
+        resources = {r.uri: r for r in (await client.list_resources()).resources}
+        pinned = text_of(await client.call_tool("pinned_context", {}))
+        _, _, found = await call(client, "context_search", query="HTTP API")
+    assert resources["agents://.cursor/rules/style.mdc"].annotations.priority == 1.0  # type: ignore[union-attr]
+    assert resources["agents://.cursor/rules/api.mdc"].title == "API rules"
+    assert "- shop/.cursor/rules/api.mdc (How the HTTP API is built): API rules" in pinned
+    assert found["hits"][0]["path"] == "shop/.cursor/rules/api.mdc"  # "HTTP" is only in its front matter
+
+
+async def test_skill_folders_in_a_lower_case_agents_root(make_tree: Callable[..., Path]) -> None:
+    agents = make_tree(
+        {
+            "skills/deploy/SKILL.md": "---\nname: deploy\ndescription: Ship a release to production\n---\n# Deploy\n\nRun the release train.\n",
+            "skills/review/SKILL.md": "---\nname: review\ndescription: Review a pull request\n---\n# Review\n\nCheck tests first.\n",
+        },
+        name=".agents",
+    )
+    live = LiveIndex(make_roots([agents]))
+    server = create_server(live, Config(agents=[agents]))
+    async with Client(server) as client:
+        _, _, found = await call(client, "context_search", query="release production")
+        titles = {r.uri: r.title for r in (await client.list_resources()).resources}
+    assert found["hits"][0]["path"] == ".agents/skills/deploy/SKILL.md"
+    assert titles["agents://skills/review/SKILL.md"] == "review"
+
+
+# --- monorepos ------------------------------------------------------------------------------
+
+
+async def test_a_monorepo_with_one_agents_folder_per_package(tmp_path: Path) -> None:
+    repo = write_tree(
+        tmp_path / "mono",
+        {
+            "packages/api/.AGENTS/overview.md": "# API package\n\nPython service.\n",
+            "packages/api/.AGENTS/errors.md": "# Errors\n\nReturn problem json errors.\n",
+            "packages/web/.AGENTS/overview.md": "# Web package\n\nTypeScript app.\n",
+            "packages/web/.AGENTS/errors.md": "# Errors\n\nShow a toast for errors.\n",
+        },
+    )
+    config, roots = parse(["--root", "packages/api/.AGENTS", "--root", "packages/web/.AGENTS"], cwd=repo)
+    assert [r.label for r in roots] == [".AGENTS", ".AGENTS-2"]
+    server = serve(config, roots)
+    async with Client(server) as client:
+        _, _, both = await call(client, "context_search", query="errors", k=5)
+        _, _, web = await call(client, "context_search", query="errors", root=".AGENTS-2")
+        read = await client.read_resource("agents://.AGENTS-2/errors.md")
+        names = sorted(
+            r.name for r in (await client.list_resources()).resources if r.uri.startswith("agents://")
+        )
+        bad = await client.call_tool("context_search", {"query": "errors", "root": "nope"})
+        _, _, rules = await call(client, "context_for_path", path=str(repo / "packages/web/src/app.tsx"))
+    assert {h["path"] for h in both["hits"]} == {".AGENTS/errors.md", ".AGENTS-2/errors.md"}
+    assert [h["path"] for h in web["hits"]] == [".AGENTS-2/errors.md"]
+    assert [h["uri"] for h in web["hits"]] == ["agents://.AGENTS-2/errors.md"]
+    assert getattr(read.contents[0], "text", "").startswith("# Errors\n\nShow a toast")
+    assert names == [
+        ".AGENTS-2/errors.md",
+        ".AGENTS-2/overview.md",
+        ".AGENTS/errors.md",
+        ".AGENTS/overview.md",
+    ]
+    assert bad.is_error and "unknown root 'nope'" in text_of(bad)
+    assert [h["path"] for h in rules["hits"]] == [".AGENTS-2/overview.md"]  # the web package's rules only
+
+
+# --- ignore rules -------------------------------------------------------------------------------
+
+
+async def test_agentsignore_and_gitignore_keep_files_out(make_tree: Callable[..., Path]) -> None:
+    agents = make_tree(
+        {
+            ".agentsignore": "drafts/\n*.scratch.md\n",
+            "keep.md": "# Keep\n\nkept words\n",
+            "idea.scratch.md": "# Idea\n\nkept words\n",
+            "drafts/wip.md": "# WIP\n\nkept words\n",
+            "team/.gitignore": "private.md\n!public.md\n*.md\n!notes.md\n",
+            "team/private.md": "# Private\n\nkept words\n",
+            "team/notes.md": "# Notes\n\nkept words\n",
+        }
+    )
+    live = LiveIndex(make_roots([agents]))
+    assert sorted(live.corpus.files) == [".AGENTS/keep.md", ".AGENTS/team/notes.md"]
+    assert {s.rel: s.reason for s in live.corpus.skipped} == {
+        "drafts/": "ignored by .agentsignore",
+        "idea.scratch.md": "ignored by .agentsignore",
+        "team/private.md": "ignored by .gitignore",
+    }
+    server = create_server(live, Config(agents=[agents], debounce_ms=50, poll_interval=0.2))
+    async with Client(server) as client:
+        with pytest.raises(MCPError, match=r"ignored by \.agentsignore"):
+            await client.read_resource("agents://drafts/wip.md")
+        (agents / ".agentsignore").write_text("*.scratch.md\n")  # drafts/ is back
+        _, _, found = await call(client, "context_search", query="kept words", k=10)
+    assert sorted(h["path"] for h in found["hits"]) == [
+        ".AGENTS/drafts/wip.md",
+        ".AGENTS/keep.md",
+        ".AGENTS/team/notes.md",
+    ]
+
+
+# --- context_for_path and links -----------------------------------------------------------------
+
+
+def test_context_for_path_orders_globs_then_nested_agents_then_names(tmp_path: Path) -> None:
+    repo = write_tree(
+        tmp_path / "shop",
+        {**REPO_FILES, ".cursor/rules/auth.mdc": "# Auth\n\n## Tokens in api\n\nRotate them.\n"},
+    )
+    corpus = load(make_roots([], conventional=repo))
+    found = applicable(corpus, lambda f: section_units(f.path, f.uri, f.text), "src/api/auth.py", base=repo)
+    order = [(a.unit.path, a.reason) for a in found]
+    assert order[0] == ("shop/.cursor/rules/api.mdc", "globs: src/api/**/*.py")
+    assert order[1] == ("shop/src/api/AGENTS.md", "AGENTS.md in src/api/")
+    assert order[2:4] == [("shop/.cursor/rules/auth.mdc", "heading names auth")] * 2  # its name is the file's
+    assert all(not a.unit.path.endswith("style.mdc") for a in found)  # pinned: already in context
+    tests = applicable(corpus, lambda f: section_units(f.path, f.uri, f.text), "tests/test_x.py", base=repo)
+    assert [a.reason for a in tests][:1] == ["globs: tests/**"]
+
+
+async def test_context_for_path_tool_says_why_each_section_applies(tmp_path: Path) -> None:
+    repo = write_tree(tmp_path / "shop", REPO_FILES)
+    server = serve(*parse([], cwd=repo))
+    async with Client(server) as client:
+        body, status, result = await call(client, "context_for_path", path="src/api/auth.py")
+        _, _, none = await call(client, "context_for_path", path="scripts/build.sh")
+    assert status["method"] == "applies"
+    assert body.startswith('<context path="shop/.cursor/rules/api.mdc" section="API rules" score=')
+    assert 'applies="globs: src/api/**/*.py"' in body.split("\n")[0]
+    assert result["hits"][0]["applies"] == "globs: src/api/**/*.py"
+    assert none["hits"] == [] and none["method"] == "applies"
+
+
+async def test_hits_list_the_sections_they_link_to(make_tree: Callable[..., Path]) -> None:
+    agents = make_tree(
+        {
+            "deploy.md": "# Deploy\n\nBefore shipping read [the secrets rule](security.md#secrets), "
+            "[logging](ops/logging.md), [outside](../README.md) and [the web](https://example.com).\n",
+            "security.md": "# Security\n\n## Secrets\n\nNever print tokens.\n",
+            "ops/logging.md": "# Logging\n\nStructured logs.\n",
+        }
+    )
+    live = LiveIndex(make_roots([agents]))
+    server = create_server(live, Config(agents=[agents]))
+    async with Client(server) as client:
+        _, _, found = await call(client, "context_search", query="shipping", k=1)
+    assert [(link["text"], link["uri"]) for link in found["hits"][0]["links"]] == [
+        ("the secrets rule", "agents://security.md#secrets"),
+        ("logging", "agents://ops/logging.md"),
+    ]
+
+
+def test_the_conventional_flag_takes_a_folder(tmp_path: Path) -> None:
+    repo = write_tree(tmp_path / "shop", REPO_FILES)
+    args = build_parser().parse_args(["--conventional", str(repo)])
+    assert isinstance(args, argparse.Namespace)
+    config, roots = load_config(args, cwd=tmp_path)
+    assert config.conventional == repo and [r.label for r in roots] == ["shop"]
