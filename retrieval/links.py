@@ -28,7 +28,7 @@ def links(unit: Unit, corpus: Corpus) -> list[Link]:
     label, _, rel = unit.path.partition("/")
     found: list[Link] = []
     seen: set[str] = set()
-    for text, href in _hrefs(unit.text):
+    for text, href in hrefs(unit.text):
         parts = urlsplit(href)
         if parts.scheme or parts.netloc:
             continue  # http:, mailto:, agents:... are not relative links
@@ -49,7 +49,7 @@ def links(unit: Unit, corpus: Corpus) -> list[Link]:
     return found
 
 
-def _hrefs(markdown: str) -> list[tuple[str, str]]:
+def hrefs(markdown: str) -> list[tuple[str, str]]:
     pairs: list[tuple[str, str]] = []
     for block in _md.parse(markdown):
         for i, token in enumerate(block.children or []):
