@@ -235,26 +235,34 @@ class AgentsServer(MCPServer[AppState]):
         self, name: str, arguments: dict[str, Any], context: Context[AppState, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
         """Accept the argument names models commonly use; refuse unknown ones by name (the SDK
-        would silently ignore them)."""
+        would silently ignore them), and `true`/`false` where a number is meant (pydantic would
+        read them as 1 and 0). A number given as a string ("7") is accepted, as pydantic does."""
         tool = self._tool_manager.get_tool(name)
         if tool is not None:
-            known = set(tool.parameters.get("properties", {}))
+            properties = tool.parameters.get("properties", {})
             fixed: dict[str, Any] = {}
             for key, value in arguments.items():
-                canonical = key if key in known else ALIASES.get(key, key)
-                if canonical not in known:
-                    accepted = ", ".join(sorted(known)) or "no arguments"
+                canonical = key if key in properties else ALIASES.get(key, key)
+                if canonical not in properties:
+                    accepted = ", ".join(sorted(properties)) or "no arguments"
                     return error_result(f"unknown argument {key!r} for {name}; it takes: {accepted}")
                 if canonical in fixed:
                     return error_result(
                         f"{key!r} and {canonical!r} are the same argument for {name}: pass one"
                     )
+                if isinstance(value, bool) and _integer(properties[canonical]):
+                    return error_result(f"{canonical} must be a whole number, not {str(value).lower()}")
                 fixed[canonical] = value
             arguments = fixed
         return await super().call_tool(name, arguments, context)
 
     def status(self) -> StatusReport:
         return status.report(self.live, self.watch_status, self.started)
+
+
+def _integer(schema: dict[str, Any]) -> bool:
+    types = [schema.get("type")] + [option.get("type") for option in schema.get("anyOf", [])]
+    return "integer" in types
 
 
 def read_excerpt(live: LiveIndex, uri: str) -> reader.Excerpt:

@@ -73,9 +73,10 @@ def with_status(body: str, fields: Mapping[str, object]) -> str:
     return f"{body}\n\n{status_line(fields)}"
 
 
-def escape_attribute(value: str) -> str:
-    if len(value) > _MAX_ATTRIBUTE_CHARS:
-        value = value[: _MAX_ATTRIBUTE_CHARS - 1] + "…"
+def escape_attribute(value: str, limit: int | None = None) -> str:
+    """XML-escaped; `limit` shortens free text (a heading), never a path or URI."""
+    if limit is not None and len(value) > limit:
+        value = value[: limit - 1] + "…"
     return value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
 
 
@@ -122,7 +123,8 @@ def _shown(doc: RetrievedDocument, options: Options) -> str:
 
 def _context_open(doc: RetrievedDocument, options: Options, closed: bool = False) -> str:
     u = doc.unit
-    attrs = f'path="{escape_attribute(u.path)}" section="{escape_attribute(u.heading or "")}"'
+    heading = escape_attribute(u.heading or "", _MAX_ATTRIBUTE_CHARS)
+    attrs = f'path="{escape_attribute(u.path)}" section="{heading}"'
     attrs += f' score="{doc.score:.2f}"'
     if options.detail != "sections" or options.applies is not None:
         attrs += f' lines="{u.start_line}-{u.end_line}"'
@@ -244,6 +246,8 @@ def _status(answer: Answer, options: Options, shown: int) -> dict[str, object]:
         fields["next_offset"] = following
     if answer.partial:
         fields["partial"] = 1
+    if answer.clipped:
+        fields["clipped"] = 1
     if options.freshness:
         fields.update(options.freshness.status())
     if options.gen_changed:
@@ -324,7 +328,8 @@ def render_excerpt(excerpt: Excerpt, max_tokens: int, freshness: Mapping[str, ob
     f, section = excerpt.file, excerpt.section
     heading = section.heading if section and section.heading else ""
     span = f"{excerpt.start_line}-{excerpt.end_line}"
-    head = f'<context path="{escape_attribute(f.path)}" section="{escape_attribute(heading)}" lines="{span}">'
+    shown = escape_attribute(heading, _MAX_ATTRIBUTE_CHARS)
+    head = f'<context path="{escape_attribute(f.path)}" section="{shown}" lines="{span}">'
     fields: dict[str, object] = {"method": "read", "lines": span}
     if excerpt.others:
         fields["other_sections"] = " ".join(f"#{u.anchor}" for u in excerpt.others)

@@ -18,12 +18,12 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from corpus.catalog import Corpus, CorpusFile
 from retrieval.index import BM25Index
 from retrieval.outline import Nearby, nearest
-from retrieval.query import Query, looks_like_path, parse
+from retrieval.query import MAX_QUERY_CHARS, MAX_QUERY_TERMS, Query, looks_like_path, parse
 from retrieval.retriever import BM25Retriever, Partial, RetrievalRequest, RetrievedDocument, Retriever
 from retrieval.units import Unit
 
@@ -63,6 +63,8 @@ class Answer:
     partial: bool = False
     nearest: list[Nearby] = field(default_factory=list)
     elapsed_ms: float = 0.0
+    clipped: bool = False
+    """The query was longer than `MAX_QUERY_CHARS` or `MAX_QUERY_TERMS` and was cut."""
 
 
 def answer(
@@ -79,11 +81,13 @@ def answer(
     started = time.monotonic()
     retriever = retriever or BM25Retriever(index, tokenize)
     query = parse(query_text, tokenize)
+    clipped = len(query_text) > MAX_QUERY_CHARS or len(tokenize(query.raw)) > MAX_QUERY_TERMS
+    query_text = query.raw
     want = offset + k
     found = _by_path(query_text, scope, index, corpus, want)
     if found is not None:
         docs, candidates = found
-        return _done(Answer(docs[offset:want], "path", None, candidates), started)
+        return _done(Answer(docs[offset:want], "path", None, candidates), started, clipped)
     allow = scope.allows if scope.filtered else None
     request = RetrievalRequest(query_text, want, started + deadline_s, allow, query.phrases)
     method, reason = ("phrase", None) if query.phrases else ("bm25", None)
@@ -95,12 +99,14 @@ def answer(
             retriever, RetrievalRequest(query_text, want, request.deadline, allow)
         )
     if docs:
-        return _done(Answer(docs[offset:want], method, reason, candidates, partial), started)
+        return _done(Answer(docs[offset:want], method, reason, candidates, partial), started, clipped)
     units = (
         [u for f in _files(corpus, scope) for u in index.payloads(f.path)] if scope.kind == "sections" else []
     )
     near = nearest(query_text, units, _files(corpus, scope))
-    return _done(Answer([], "outline", _miss_reason(query, scope, partial), 0, partial, near), started)
+    return _done(
+        Answer([], "outline", _miss_reason(query, scope, partial), 0, partial, near), started, clipped
+    )
 
 
 _POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="retriever")
@@ -129,17 +135,9 @@ def _run(retriever: Retriever, request: RetrievalRequest) -> tuple[list[Retrieve
         return exc.docs, len(exc.docs), True
 
 
-def _done(result: Answer, started: float) -> Answer:
+def _done(result: Answer, started: float, clipped: bool = False) -> Answer:
     elapsed = round((time.monotonic() - started) * 1000, 2)
-    return Answer(
-        result.docs,
-        result.method,
-        result.fallback_reason,
-        result.candidates,
-        result.partial,
-        result.nearest,
-        elapsed,
-    )
+    return replace(result, elapsed_ms=elapsed, clipped=clipped)
 
 
 def _by_path(

@@ -6,6 +6,11 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+MAX_QUERY_CHARS = 4096
+"""Longer queries are cut to this many characters (and a note in STATUS says so): a query is a few
+words, and an 8 MB one must not cost seconds."""
+MAX_QUERY_TERMS = 64
+
 _QUOTED = re.compile(r'"([^"]+)"|“([^”]+)”')
 _FILENAME = re.compile(r"^[^\s\"']+\.[A-Za-z0-9]{1,10}$")
 
@@ -21,7 +26,13 @@ class Query:
     """The phrases as the user typed them, for messages."""
 
 
+def clip(raw: str) -> str:
+    """The query as searched: at most `MAX_QUERY_CHARS` characters."""
+    return raw[:MAX_QUERY_CHARS]
+
+
 def parse(raw: str, tokenize: Callable[[str], Sequence[str]]) -> Query:
+    raw = clip(raw)
     phrases: list[tuple[str, ...]] = []
     quoted: list[str] = []
     for match in _QUOTED.finditer(raw):
@@ -30,7 +41,7 @@ def parse(raw: str, tokenize: Callable[[str], Sequence[str]]) -> Query:
         if len(words) >= 2:
             phrases.append(words)
             quoted.append(text)
-    return Query(raw, tuple(tokenize(raw)), tuple(phrases), tuple(quoted))
+    return Query(raw, tuple(tokenize(raw))[:MAX_QUERY_TERMS], tuple(phrases), tuple(quoted))
 
 
 def contains(tokens: Sequence[str], phrase: Sequence[str]) -> bool:

@@ -15,7 +15,7 @@ from functools import lru_cache
 from typing import Protocol
 
 from retrieval.index import BM25Index
-from retrieval.query import contains
+from retrieval.query import MAX_QUERY_TERMS, clip, contains
 from retrieval.units import Unit
 
 
@@ -80,7 +80,7 @@ class BM25Retriever:
 
     def search(self, request: RetrievalRequest) -> tuple[list[RetrievedDocument], int]:
         """The documents, and how many units matched before `k` cut them (for explanations)."""
-        terms = self.tokenize(request.query)
+        terms = list(self.tokenize(clip(request.query)))[:MAX_QUERY_TERMS]
         required = [t for phrase in request.phrases for t in phrase]
         keep = self._keep(request) if request.allow or request.phrases else None
         scored, candidates = self.index.ranked(terms, request.k, required, keep)

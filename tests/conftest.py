@@ -42,3 +42,13 @@ def make_tree(tmp_path: Path) -> Callable[..., Path]:
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    from tests.tally import CASES
+
+    if CASES:
+        terminalreporter.section("hostile input")
+        for kind, n in sorted(CASES.items()):
+            terminalreporter.write_line(f"{n:>7}  {kind}")
+        terminalreporter.write_line(f"{sum(CASES.values()):>7}  cases tried in all")
