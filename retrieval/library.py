@@ -6,35 +6,39 @@ units (`update`), and the two retrievers always see complete files.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from corpus.catalog import Corpus
+from retrieval.feedback import rm3
 from retrieval.index import BM25Index, Doc
+from retrieval.ranking import DEFAULT, Ranking
 from retrieval.retriever import BM25Retriever
-from retrieval.tokenize import tokenize as default_tokenize
 from retrieval.units import Unit, section_units, window_units
 
 
 class Library:
-    def __init__(self, tokenize: Callable[[str], Sequence[str]] = default_tokenize) -> None:
-        self.tokenize = tokenize
-        self.sections: BM25Index[Unit] = BM25Index()
-        self.windows: BM25Index[Unit] = BM25Index()
-        self.section_retriever = BM25Retriever(self.sections, tokenize)
-        self.window_retriever = BM25Retriever(self.windows, tokenize)
+    def __init__(self, ranking: Ranking = DEFAULT) -> None:
+        self.ranking = ranking
+        self.tokenize = ranking.tokenize
+        self.sections: BM25Index[Unit] = BM25Index(ranking.k1, fields=ranking.fields)
+        self.windows: BM25Index[Unit] = BM25Index(ranking.k1, fields=ranking.fields)
+        expand = rm3(ranking) if ranking.feedback else None
+        self.section_retriever = BM25Retriever(self.sections, self.tokenize, ranking.score_floor, expand)
+        self.window_retriever = BM25Retriever(self.windows, self.tokenize, ranking.score_floor, expand)
 
     def update(self, path: str, uri: str, text: str, searchable: bool) -> None:
         """Index (or re-index) one file; `searchable` files also get sections."""
         sections = section_units(path, uri, text) if searchable else []
-        self.sections.replace(path, [self._doc(u) for u in sections])
-        self.windows.replace(path, [self._doc(u) for u in window_units(path, uri, text)])
+        self.sections.replace(path, self.docs(sections))
+        self.windows.replace(path, self.docs(window_units(path, uri, text, self.ranking.structured_windows)))
 
     def remove(self, path: str) -> None:
         self.sections.remove(path)
         self.windows.remove(path)
 
-    def _doc(self, unit: Unit) -> Doc[Unit]:
-        return Doc(unit, self.tokenize(unit.text), (unit.path, unit.start_line))
+    def docs(self, units: Sequence[Unit]) -> list[Doc[Unit]]:
+        """Units as documents of this library's indexes (its tokenizer, its fields)."""
+        return [Doc(u, self.ranking.terms(u), (u.path, u.start_line)) for u in units]
 
 
 def index_corpus(corpus: Corpus, library: Library | None = None) -> Library:

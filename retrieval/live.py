@@ -17,6 +17,7 @@ from corpus.read import DEFAULT_MAX_BYTES
 from corpus.roots import Root, RootKind
 from corpus.rules import PinSet
 from retrieval.library import Library, index_corpus
+from retrieval.ranking import DEFAULT, Ranking
 
 log = logging.getLogger("agents_context.index")
 
@@ -48,9 +49,14 @@ class Change:
 
 class LiveIndex:
     def __init__(
-        self, roots: Sequence[Root], pins: PinSet | None = None, max_bytes: int = DEFAULT_MAX_BYTES
+        self,
+        roots: Sequence[Root],
+        pins: PinSet | None = None,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        ranking: Ranking = DEFAULT,
     ) -> None:
         self.roots = list(roots)
+        self.ranking = ranking
         self.pins = PinSet() if pins is None else pins
         self.max_bytes = max_bytes
         self.last_error: str | None = None
@@ -59,7 +65,7 @@ class LiveIndex:
 
     def _build(self, generation: int) -> Snapshot:
         corpus = load(self.roots, self.pins, self.max_bytes)
-        return Snapshot(corpus, index_corpus(corpus), generation, time.time())
+        return Snapshot(corpus, index_corpus(corpus, Library(self.ranking)), generation, time.time())
 
     def rebuild(self) -> Change | None:
         """Rebuild from disk and swap the result in; None (and the old snapshot kept) on failure."""

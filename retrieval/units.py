@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from retrieval.sections import is_markdown, sections, split_lines
-from retrieval.windows import windows
+from retrieval.sections import front_matter_title, is_markdown, sections, split_lines
+from retrieval.windows import structured_windows, windows
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,7 +32,11 @@ class Unit:
 
 
 def section_units(path: str, uri: str, text: str) -> list[Unit]:
+    """The heading sections; a front matter `title:` heads every trail (it is the page's title)."""
     lines = split_lines(text)
+    markdown = is_markdown(path)
+    title = front_matter_title(lines) if markdown else None
+    root = (title,) if title else ()
     return [
         Unit(
             path=path,
@@ -41,22 +45,31 @@ def section_units(path: str, uri: str, text: str) -> list[Unit]:
             start_line=s.start_line,
             end_line=s.end_line,
             heading=s.heading,
-            trail=s.trail,
+            trail=root + s.trail,
         )
-        for s in sections(text, markdown=is_markdown(path))
+        for s in sections(text, markdown=markdown)
     ]
 
 
-def window_units(path: str, uri: str, text: str) -> list[Unit]:
+def window_units(path: str, uri: str, text: str, structured: bool = False) -> list[Unit]:
+    """The windows of a file (plain 500/50-word ones unless `structured`), each with the heading
+    trail of the section it starts in."""
     lines = split_lines(text)
-    return [
-        Unit(
-            path=path,
-            uri=uri,
-            text="\n".join(lines[w.start_line - 1 : w.end_line]),
-            start_line=w.start_line,
-            end_line=w.end_line,
-            chunk_id=w.chunk_id,
+    markdown = is_markdown(path)
+    split = structured_windows if structured else windows
+    heads = section_units(path, uri, text) if markdown else []
+    units: list[Unit] = []
+    for w in split(text, markdown=markdown):
+        trail = next((h.trail for h in reversed(heads) if h.start_line <= w.start_line), ())
+        units.append(
+            Unit(
+                path=path,
+                uri=uri,
+                text="\n".join(lines[w.start_line - 1 : w.end_line]),
+                start_line=w.start_line,
+                end_line=w.end_line,
+                trail=trail,
+                chunk_id=w.chunk_id,
+            )
         )
-        for w in windows(text, markdown=is_markdown(path))
-    ]
+    return units

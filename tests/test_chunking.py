@@ -10,33 +10,6 @@ from retrieval.tokenize import tokenize
 from retrieval.units import section_units, window_units
 from retrieval.windows import windows
 
-# --- tokenizer ------------------------------------------------------------------------------
-
-
-def test_tokens_are_case_folded_alphanumeric_runs() -> None:
-    assert tokenize("The watch_filter, WatchFilter & Straße: v2.0!") == [
-        "watch",
-        "filter",
-        "watchfilter",
-        "strasse",
-        "v2",
-    ]
-
-
-def test_stop_words_and_single_characters_are_dropped() -> None:
-    assert tokenize("a cat is on the mat, x y z") == ["cat", "mat"]
-
-
-def test_unicode_letters_and_digits_are_kept() -> None:
-    assert tokenize("Ünïcode café 東京タワー 123") == ["ünïcode", "café", "東京タワー", "123"]
-
-
-@given(st.text())
-def test_the_tokenizer_never_raises(text: str) -> None:
-    for term in tokenize(text):
-        assert len(term) > 1 and term == term.casefold()
-
-
 # --- sections -------------------------------------------------------------------------------
 
 

@@ -83,7 +83,7 @@ async def test_context_search_hit_is_exact_body_and_structured(server: AgentsSer
         result = await client.call_tool("context_search", {"query": "print secrets", "k": 1})
     assert not result.is_error
     assert text_of(result) == (
-        '<context path=".AGENTS/security.md" section="Secrets" score="2.84">\n'
+        '<context path=".AGENTS/security.md" section="Secrets" score="4.69">\n'
         "## Secrets\n\nNever print .env files or tokens.\n"
         "</context>\n\n[agents-context method=bm25 hits=1]"
     )
