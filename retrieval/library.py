@@ -23,8 +23,12 @@ class Library:
         self.sections: BM25Index[Unit] = BM25Index(ranking.k1, fields=ranking.fields)
         self.windows: BM25Index[Unit] = BM25Index(ranking.k1, fields=ranking.fields)
         expand = rm3(ranking) if ranking.feedback else None
-        self.section_retriever = BM25Retriever(self.sections, self.tokenize, ranking.score_floor, expand)
-        self.window_retriever = BM25Retriever(self.windows, self.tokenize, ranking.score_floor, expand)
+        self.section_retriever = BM25Retriever(
+            self.sections, self.tokenize, ranking.score_floor, expand, ranking.redundancy
+        )
+        self.window_retriever = BM25Retriever(
+            self.windows, self.tokenize, ranking.score_floor, expand, ranking.redundancy
+        )
 
     def update(self, path: str, uri: str, text: str, searchable: bool) -> None:
         """Index (or re-index) one file; `searchable` files also get sections."""

@@ -37,6 +37,9 @@ class Ranking:
     """Weight of the ancestors' headings, apart from the unit's own (None: one heading field)."""
     structured_windows: bool = False
     """search_docs windows follow headings and paragraphs (False: plain 500/50-word windows)."""
+    redundancy: float | None = 0.9
+    """Skip overlapping units of a file and near copies (Jaccard of term sets at least this) with
+    the same heading; None: show whatever ranks."""
     score_floor: float = 0.3
     """Drop hits scoring below this fraction of the best hit's score (0: keep every positive)."""
     feedback: bool = False
@@ -77,4 +80,11 @@ def path_words(display_path: str) -> str:
 
 
 DEFAULT = Ranking()
-PLAIN = Ranking(tokenize=PLAIN_TOKENIZER, heading_weight=0.0, path_weight=0.0)
+PLAIN = Ranking(
+    tokenize=PLAIN_TOKENIZER,
+    body_b=B,
+    heading_weight=0.0,
+    path_weight=0.0,
+    redundancy=None,
+    score_floor=0.0,
+)

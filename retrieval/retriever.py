@@ -65,7 +65,7 @@ class BM25Retriever:
         tokenize: Callable[[str], Sequence[str]],
         score_floor: float = 0.0,
         expand: Expander | None = None,
-        redundancy: float = 0.9,
+        redundancy: float | None = 0.9,
     ) -> None:
         self.redundancy = redundancy
         self.index = index
@@ -78,13 +78,18 @@ class BM25Retriever:
         weights: Sequence[float] | None = None
         if self.expand is not None:
             terms, weights = self.expand(self.index, terms)
-        hits = self._distinct(terms, weights, request.k)
+        if self.redundancy is None:
+            hits = self.index.search(terms, request.k, weights)
+        else:
+            hits = self._distinct(terms, weights, request.k, self.redundancy)
         if hits and self.score_floor > 0:
             floor = hits[0].score * self.score_floor
             hits = [h for h in hits if h.score >= floor]
         return [RetrievedDocument(s.payload, s.score) for s in hits]
 
-    def _distinct(self, terms: Sequence[str], weights: Sequence[float] | None, k: int) -> list[Scored[Unit]]:
+    def _distinct(
+        self, terms: Sequence[str], weights: Sequence[float] | None, k: int, redundancy: float
+    ) -> list[Scored[Unit]]:
         """The best `k` hits without redundancy: fetch more while some were skipped."""
         want = k
         while True:
@@ -98,7 +103,7 @@ class BM25Retriever:
                     continue
                 words = frozenset(self.tokenize(unit.text))
                 alike = by_heading.setdefault(unit.heading, [])
-                if any(similar(words, other, self.redundancy) for other in alike):
+                if any(similar(words, other, redundancy) for other in alike):
                     continue
                 alike.append(words)
                 by_path.setdefault(unit.path, []).append(unit)
