@@ -45,6 +45,7 @@ from corpus.watch import Changes, WatchOptions, supervise
 from retrieval import briefing
 from retrieval.format import Rendered, SearchResult, render_context, render_docs
 from retrieval.live import LiveIndex
+from retrieval.ranking import DEFAULT as DEFAULT_RANKING
 from retrieval.retriever import RetrievalRequest
 from retrieval.sections import is_markdown
 
@@ -412,6 +413,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="default: INFO",
     )
     parser.add_argument("--log-file", metavar="PATH", help="also write the log to this file")
+    parser.add_argument(
+        "--score-floor",
+        type=float,
+        default=DEFAULT_RANKING.score_floor,
+        metavar="F",
+        help="drop search hits scoring below F times the best hit's score, 0 to 1 "
+        f"(default: {DEFAULT_RANKING.score_floor})",
+    )
     return parser
 
 
@@ -456,6 +465,10 @@ def load_config(args: argparse.Namespace) -> tuple[Config, list[Root]]:
 
 def main(argv: Sequence[str] | None = None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["eval"]:
+        from retrieval.evaluate import main as evaluate
+
+        raise SystemExit(evaluate(argv[1:]))
     if argv[:1] == ["serve"]:
         argv = argv[1:]
     args = build_parser().parse_args(argv)
@@ -465,7 +478,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     except CorpusError as exc:
         log.error("%s", exc)
         raise SystemExit(2) from None
-    live = LiveIndex(roots, PinSet(config.pins) if config.pins is not None else None, config.max_file_bytes)
+    if not 0.0 <= args.score_floor <= 1.0:
+        log.error("--score-floor must be between 0 and 1, not %s", args.score_floor)
+        raise SystemExit(2)
+    ranking = DEFAULT_RANKING.but(score_floor=args.score_floor)
+    pins = PinSet(config.pins) if config.pins is not None else None
+    live = LiveIndex(roots, pins, config.max_file_bytes, ranking)
     announce(live)
     server = create_server(live, config)
     log.info("# waiting for an MCP client on stdin")
