@@ -13,6 +13,7 @@ from retrieval.feedback import rm3
 from retrieval.index import BM25Index, Doc
 from retrieval.ranking import DEFAULT, Ranking
 from retrieval.retriever import BM25Retriever
+from retrieval.sections import is_markdown
 from retrieval.units import Unit, section_units, window_units
 
 
@@ -32,9 +33,10 @@ class Library:
 
     def update(self, path: str, uri: str, text: str, searchable: bool) -> None:
         """Index (or re-index) one file; `searchable` files also get sections."""
-        sections = section_units(path, uri, text) if searchable else []
-        self.sections.replace(path, self.docs(sections))
-        self.windows.replace(path, self.docs(window_units(path, uri, text, self.ranking.structured_windows)))
+        heads = section_units(path, uri, text) if searchable or is_markdown(path) else []
+        self.sections.replace(path, self.docs(heads if searchable else []))
+        windows = window_units(path, uri, text, self.ranking.structured_windows, heads)
+        self.windows.replace(path, self.docs(windows))
 
     def remove(self, path: str) -> None:
         self.sections.remove(path)

@@ -33,7 +33,8 @@ STOP_WORDS = ENGLISH
 _WORD = re.compile(r"[^\W_]+(?:[_.\-]+[^\W_]+)*")
 _PLAIN_WORD = re.compile(r"[^\W_]+")
 _JOINER = re.compile(r"[_.\-]+")
-_CACHE_LIMIT = 500_000
+_CACHE_LIMIT = 200_000
+"""Words remembered at most; past that the cache starts again (about 40 MB at worst)."""
 
 
 def is_cjk(char: str) -> bool:
@@ -118,7 +119,8 @@ class Tokenizer:
             fold,
             cjk,
         )
-        self._stemmer = Stemmer.Stemmer("english") if stem else None
+        # PyStemmer's own cache is off: ours (per word, before splitting) already covers it.
+        self._stemmer = Stemmer.Stemmer("english", 0) if stem else None
         self._cache: dict[str, list[str]] = {}
         self._pattern = _WORD if identifiers else _PLAIN_WORD
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from retrieval.sections import front_matter_title, is_markdown, sections, split_lines
@@ -51,13 +52,16 @@ def section_units(path: str, uri: str, text: str) -> list[Unit]:
     ]
 
 
-def window_units(path: str, uri: str, text: str, structured: bool = False) -> list[Unit]:
+def window_units(
+    path: str, uri: str, text: str, structured: bool = False, heads: Sequence[Unit] | None = None
+) -> list[Unit]:
     """The windows of a file (plain 500/50-word ones unless `structured`), each with the heading
-    trail of the section it starts in."""
+    trail of the section it starts in (`heads`: the file's section units, if already made)."""
     lines = split_lines(text)
     markdown = is_markdown(path)
     split = structured_windows if structured else windows
-    heads = section_units(path, uri, text) if markdown else []
+    if heads is None:
+        heads = section_units(path, uri, text) if markdown else []
     units: list[Unit] = []
     for w in split(text, markdown=markdown):
         trail = next((h.trail for h in reversed(heads) if h.start_line <= w.start_line), ())
