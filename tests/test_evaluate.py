@@ -93,3 +93,17 @@ def test_a_missing_root_is_a_clear_error(tmp_path: Path) -> None:
     done = run_eval(str(write_questions(tmp_path / "q.jsonl", [])), "--root", str(tmp_path / "nope"))
     assert done.returncode == 2
     assert "does not exist" in done.stderr
+
+
+def test_a_score_floor_outside_0_to_1_is_refused_before_serving(agents: Path) -> None:
+    done = subprocess.run(
+        [str(SCRIPT), "--root", str(agents), "--score-floor", "1.5"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 2
+    assert "--score-floor must be between 0 and 1, not 1.5" in done.stderr
+    assert done.stdout == ""
