@@ -22,9 +22,9 @@ def steps() -> list[tuple[str, Ranking]]:
         ("+ Snowball stemming (PyStemmer)", PLAIN.but(tokenize=stemmed)),
         ("+ English stop list (Snowball's, trimmed)", PLAIN.but(tokenize=tokens)),
         ("+ BM25F: heading trail x4, path x1", fields),
-        ("+ body b 0.5 (default k1 1.5)", fields.but(body_b=DEFAULT.body_b)),
+        ("+ body b 0.5 (k1 stays 1.5)", fields.but(body_b=DEFAULT.body_b)),
         (
-            "+ no redundancy (overlaps, near copies)",
+            "+ redundancy removal (overlaps, near copies)",
             fields.but(body_b=DEFAULT.body_b, redundancy=DEFAULT.redundancy),
         ),
         ("+ score floor 0.3 = the shipped default", DEFAULT),
