@@ -7,6 +7,7 @@ spans, newlines kept, so a hit can be cited by line range. Chunk ids count from 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from retrieval.sections import front_matter_end, sections, split_lines
@@ -30,30 +31,8 @@ def windows(
     text: str, markdown: bool = True, size: int = WINDOW_WORDS, overlap: int = OVERLAP_WORDS
 ) -> list[WindowSpan]:
     lines = split_lines(text)
-    counts = [len(line.split()) for line in lines]
-    n = len(lines)
     start = front_matter_end(lines) if markdown else 0
-    spans: list[WindowSpan] = []
-    while True:
-        while start < n and counts[start] == 0:
-            start += 1
-        if start >= n:
-            return spans
-        end, words = start, 0
-        while end < n and (words < size or end == start):
-            words += counts[end]
-            end += 1
-        last = end
-        while last > start + 1 and not lines[last - 1].strip():
-            last -= 1
-        spans.append(WindowSpan(len(spans), start + 1, last))
-        if end >= n:
-            return spans
-        back, nxt = 0, end
-        while nxt > start + 1 and back < overlap:
-            nxt -= 1
-            back += counts[nxt]
-        start = nxt
+    return _cut(lines, start, size, overlap, lambda line, words: False, lambda line: False)
 
 
 def structured_windows(
@@ -74,10 +53,28 @@ def structured_windows(
     body = front_matter_end(lines) if markdown else 0
     heads = sorted({s.start_line - 1 for s in sections(text, markdown)} - {body})
     section_end = dict(zip(heads, [*heads[1:], n], strict=False))  # empty when there is no heading
-    breaks = _paragraph_starts(lines, body) | set(heads)
-    block_end = _next_break(breaks, n)
+    block_end = _next_break(_paragraph_starts(lines, body) | set(heads), n)
+
+    def stops(line: int, words: int) -> bool:
+        return _stops(line, words, size, counts, section_end, block_end)
+
+    return _cut(lines, body, size, overlap, stops, lambda line: line in section_end)
+
+
+def _cut(
+    lines: list[str],
+    start: int,
+    size: int,
+    overlap: int,
+    stops: Callable[[int, int], bool],
+    clean: Callable[[int], bool],
+) -> list[WindowSpan]:
+    """Windows of whole lines from `start`: each gathers lines until it holds `size` words or
+    `stops(line, words)` says to end before `line`; the next starts `overlap` words back, or
+    right at the next non-blank line when `clean(line)` says that is a clean cut."""
+    counts = [len(line.split()) for line in lines]
+    n = len(lines)
     spans: list[WindowSpan] = []
-    start = body
     while True:
         while start < n and counts[start] == 0:
             start += 1
@@ -85,7 +82,7 @@ def structured_windows(
             return spans
         end, words = start, 0
         while end < n and (words < size or end == start):
-            if end > start and _stops(end, words, size, counts, section_end, block_end):
+            if end > start and stops(end, words):
                 break
             words += counts[end]
             end += 1
@@ -98,7 +95,7 @@ def structured_windows(
         nxt = end
         while nxt < n and counts[nxt] == 0:
             nxt += 1
-        if nxt in section_end:
+        if clean(nxt):
             start = nxt  # a clean cut at a heading needs no overlap
             continue
         back = 0

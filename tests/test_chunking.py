@@ -80,6 +80,14 @@ markdownish = st.lists(
 ).map("\n".join)
 
 
+def front_matter_lines(lines: list[str]) -> int:
+    """Written out apart from the chunker: the lines of a leading `---` ... `---` block."""
+    if lines and lines[0].rstrip() == "---":
+        closing = [i for i in range(1, len(lines)) if lines[i].rstrip() in ("---", "...")]
+        return closing[0] + 1 if closing else 0
+    return 0
+
+
 def covered_lines(found: list[SectionSpan]) -> list[int]:
     return [n for s in found for n in range(s.start_line, s.end_line + 1)]
 
@@ -90,10 +98,7 @@ def test_sections_cover_every_non_blank_line_once_in_order(text: str) -> None:
     found = sections(text)
     covered = covered_lines(found)
     assert covered == sorted(set(covered)), "sections overlap or are out of order"
-    front = 0
-    if lines and lines[0].rstrip() == "---":
-        closing = [i for i in range(1, len(lines)) if lines[i].rstrip() in ("---", "...")]
-        front = closing[0] + 1 if closing else 0
+    front = front_matter_lines(lines)
     for n, line in enumerate(lines, start=1):
         if n > front and line.strip():
             assert n in covered, f"line {n} {line!r} is in no section"
@@ -193,10 +198,7 @@ def test_structured_windows_cover_every_line_and_move_forward(text: str, size: i
     found = structured_windows(text, markdown=True, size=size, overlap=overlap)
     assert [w.chunk_id for w in found] == list(range(len(found)))
     covered = {n for w in found for n in range(w.start_line, w.end_line + 1)}
-    front = 0
-    if lines and lines[0].rstrip() == "---":
-        closing = [i for i in range(1, len(lines)) if lines[i].rstrip() in ("---", "...")]
-        front = closing[0] + 1 if closing else 0
+    front = front_matter_lines(lines)
     for n, line in enumerate(lines, start=1):
         if n > front and line.strip():
             assert n in covered
