@@ -106,3 +106,24 @@ def test_the_score_floor_drops_weak_hits_but_never_the_best(make_tree: Callable[
     assert scores[0.3] == [(best, top)]
     assert scores[1.0] == [(best, top)]
     assert DEFAULT.score_floor == 0.3
+
+
+def test_rm3_feedback_finds_a_section_through_its_neighbours_words(make_tree: Callable[..., Path]) -> None:
+    agents = make_tree(
+        {
+            "a.md": "# Rollback\n\nRollback uses the kill switch.\n",
+            "b.md": "# Rollback again\n\nA rollback flips the kill switch.\n",
+            "c.md": "# Emergency\n\nThe kill switch stops everything.\n",
+            "d.md": "# Unrelated\n\nNothing here.\n",
+        }
+    )
+    corpus = load(make_roots([agents]))
+    plain = index_corpus(corpus, Library(DEFAULT.but(score_floor=0.0)))
+    expanded = index_corpus(corpus, Library(DEFAULT.but(score_floor=0.0, feedback=True)))
+    assert [d.source for d in plain.section_retriever.retrieve(RetrievalRequest("rollback", k=5))] == [
+        ".AGENTS/a.md",
+        ".AGENTS/b.md",
+    ]
+    found = [d.source for d in expanded.section_retriever.retrieve(RetrievalRequest("rollback", k=5))]
+    assert found[:2] == [".AGENTS/a.md", ".AGENTS/b.md"]  # the original terms still lead
+    assert found[2:] == [".AGENTS/c.md"]  # "kill switch" came from the first two hits
