@@ -65,6 +65,7 @@ from retrieval.live import Change, LiveIndex, View
 from retrieval.outline import outline
 from retrieval.policy import Answer, Scope
 from retrieval.query import parse
+from retrieval.ranking import DEFAULT as DEFAULT_RANKING
 from retrieval.results import Freshness, LinkTo, MatchedTerm, SearchResult
 from retrieval.retriever import RetrievedDocument
 from retrieval.sections import is_markdown
@@ -338,23 +339,14 @@ def search(
 
 def explainer(live: LiveIndex, kind: str, terms: Sequence[str]) -> Any:
     """Per hit: each query term's contribution to its score, and the fields it occurs in."""
-    tokenize = live.library.tokenize
-    index = live.library.sections if kind == "sections" else live.library.windows
+    library = live.library
+    index = library.sections if kind == "sections" else library.windows
 
     def explain(doc: RetrievedDocument) -> list[MatchedTerm]:
-        u = doc.unit
-        fields = {
-            "heading": set(tokenize(" ".join(u.trail))) if u.heading else set(),
-            "path": set(tokenize(u.path)),
-            "body": set(tokenize(u.text)),
-        }
+        fields = library.ranking.terms(doc.unit)
         return [
-            MatchedTerm(
-                term=term,
-                contribution=round(share, 4),
-                fields=[f for f, words in fields.items() if term in words],
-            )
-            for term, share in index.explain(terms, tokenize(u.text))
+            MatchedTerm(term=term, contribution=round(share, 4), fields=where)
+            for term, share, where in index.explain(terms, fields)
         ]
 
     return explain
@@ -911,6 +903,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="default: INFO",
     )
     parser.add_argument("--log-file", metavar="PATH", help="also write the log to this file")
+    parser.add_argument(
+        "--score-floor",
+        type=float,
+        default=DEFAULT_RANKING.score_floor,
+        metavar="F",
+        help="drop search hits scoring below F times the best hit's score, 0 to 1 "
+        f"(default: {DEFAULT_RANKING.score_floor})",
+    )
     return parser
 
 
@@ -987,6 +987,10 @@ def has_conventional_files(folder: Path) -> bool:
 
 def main(argv: Sequence[str] | None = None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["eval"]:
+        from retrieval.evaluate import main as evaluate
+
+        raise SystemExit(evaluate(argv[1:]))
     if argv[:1] == ["serve"]:
         argv = argv[1:]
     args = build_parser().parse_args(argv)
@@ -996,7 +1000,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     except CorpusError as exc:
         log.error("%s", exc)
         raise SystemExit(2) from None
-    live = LiveIndex(roots, PinSet(config.pins) if config.pins is not None else None, config.max_file_bytes)
+    if not 0.0 <= args.score_floor <= 1.0:
+        log.error("--score-floor must be between 0 and 1, not %s", args.score_floor)
+        raise SystemExit(2)
+    ranking = DEFAULT_RANKING.but(score_floor=args.score_floor)
+    pins = PinSet(config.pins) if config.pins is not None else None
+    live = LiveIndex(roots, pins, config.max_file_bytes, ranking=ranking)
     announce(live)
     server = create_server(live, config)
     if args.transport == "http":

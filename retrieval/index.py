@@ -1,13 +1,22 @@
 """The BM25 engine: an inverted index that can be updated one file at a time, exactly.
 
-Postings live in immutable CSR segments (per term: document slots and term frequencies). Adding
-a file appends a small segment; removing one marks its slots dead. N, document frequencies and
-lengths are integers kept current on every change, and scores are computed at query time from
-them, so after any sequence of changes the index scores exactly (`==`) like a fresh build.
+Postings live in immutable CSR segments (per term: document slots and per-field term
+frequencies). Adding a file appends a small segment; removing one marks its slots dead. N,
+document frequencies and per-field lengths are integers kept current on every change, and scores
+are computed at query time from them, so after any sequence of changes the index scores exactly
+(`==`) like a fresh build.
 
-Scoring is BM25 with the Lucene idf `ln(1 + (N - df + 0.5) / (df + 0.5))`, which is never 0 or
-negative, disjunctive over the query terms. Query cost grows with the postings of the query
-terms: scores are accumulated only for documents that contain one of them.
+Scoring is BM25F (Robertson, Zaragoza and Taylor, "Simple BM25 extension to multiple weighted
+fields", 2004) with the Lucene idf `ln(1 + (N - df + 0.5) / (df + 0.5))`, which is never 0 or
+negative, disjunctive over the query terms. Each field f has a weight w_f and its own length
+normalisation b_f; a term's frequencies in the fields are combined before saturation:
+
+    tf~ = sum_f w_f * tf_f / (1 - b_f + b_f * len_f / avglen_f)
+    score = sum over query terms of  qw * idf * tf~ * (k1 + 1) / (tf~ + k1)
+
+df counts documents with the term in any field. With one field of weight 1 this is exactly BM25
+(`tf * (k1 + 1) / (tf + k1 * (1 - b + b * len / avglen))`). Query cost grows with the postings of
+the query terms: scores are accumulated only for documents that contain one of them.
 """
 
 from __future__ import annotations
@@ -16,16 +25,18 @@ import math
 from collections import Counter
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import chain
 from typing import Generic, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
+from retrieval.segments import IntArray, Segment
+
 K1 = 1.5
 B = 0.75
 
 T = TypeVar("T")
-IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
 
 _MERGE_FACTOR = 2
@@ -33,15 +44,29 @@ _MERGE_FACTOR = 2
 many live documents: segment sizes then fall geometrically, so there are O(log N) segments and
 each posting is merged O(log N) times over its life."""
 _COMPACT_DEAD_FRACTION = 0.25
-_DICT_ROWS = 4096
+
+
+@dataclass(frozen=True, slots=True)
+class Field:
+    """One field of a document: its weight in the combined term frequency and its length
+    normalisation (0: none, 1: full)."""
+
+    name: str
+    weight: float = 1.0
+    b: float = B
+
+
+PLAIN_FIELDS: tuple[Field, ...] = (Field("text"),)
+"""One field, weight 1: plain BM25."""
 
 
 @dataclass(frozen=True, slots=True)
 class Doc(Generic[T]):
-    """One unit to index: its payload, its terms, and the key that breaks score ties."""
+    """One unit to index: its payload, its terms per field, and the key that breaks score ties."""
 
     payload: T
-    terms: Sequence[str]
+    fields: Sequence[Sequence[str]]
+    """Terms of each field, in the index's field order (missing trailing fields are empty)."""
     order: tuple[str, int]
     """(display path, start line): ties break by score desc, then this, ascending."""
 
@@ -52,59 +77,27 @@ class Scored(Generic[T]):
     score: float
 
 
-class _Segment:
-    """Postings of a batch of documents, grouped by term (CSR), and how many are still alive."""
-
-    __slots__ = ("docs", "indptr", "live", "rows", "slots", "term_ids", "tfs")
-
-    def __init__(self, term_ids: IntArray, slots: IntArray, tfs: IntArray, doc_slots: IntArray) -> None:
-        self.slots = doc_slots
-        """Every document slot of the segment, including those without any term."""
-        order = np.lexsort((slots, term_ids))
-        term_ids, self.docs, self.tfs = term_ids[order], slots[order], tfs[order]
-        unique, starts = np.unique(term_ids, return_index=True)
-        self.term_ids = unique
-        self.indptr = np.append(starts, len(term_ids)).astype(np.int64)
-        self.rows: dict[int, int] | IntArray
-        if len(unique) <= _DICT_ROWS:
-            self.rows = dict(zip(unique.tolist(), range(len(unique)), strict=True))
-        else:
-            self.rows = np.full(int(unique[-1]) + 1, -1, dtype=np.int64)
-            self.rows[unique] = np.arange(len(unique))
-        self.live = len(doc_slots)
-
-    def postings(self, term_id: int) -> tuple[IntArray, IntArray] | None:
-        if isinstance(self.rows, dict):
-            row = self.rows.get(term_id, -1)
-        else:
-            row = int(self.rows[term_id]) if term_id < len(self.rows) else -1
-        if row < 0:
-            return None
-        lo, hi = int(self.indptr[row]), int(self.indptr[row + 1])
-        return self.docs[lo:hi], self.tfs[lo:hi]
-
-    def triples(self) -> tuple[IntArray, IntArray, IntArray]:
-        return np.repeat(self.term_ids, np.diff(self.indptr)), self.docs, self.tfs
-
-
 class BM25Index(Generic[T]):
-    """BM25 over documents grouped by file (`group`), updatable one group at a time."""
+    """BM25F over documents grouped by file (`group`), updatable one group at a time."""
 
-    def __init__(self, k1: float = K1, b: float = B) -> None:
-        self.k1, self.b = k1, b
+    def __init__(self, k1: float = K1, b: float = B, fields: Sequence[Field] | None = None) -> None:
+        self.k1 = k1
+        self.fields: tuple[Field, ...] = tuple(fields) if fields else (Field("text", 1.0, b),)
+        self.b = self.fields[0].b
         self.generation = 0
+        n_fields = len(self.fields)
         self._vocab: dict[str, int] = {}
         self._df: list[int] = []
         self._payloads: list[T | None] = []
         self._order: list[tuple[str, int]] = []
         self._terms_of: list[IntArray | None] = []
-        self._segment_of: list[_Segment | None] = []
-        self._length: IntArray = np.zeros(0, dtype=np.int64)
+        self._segment_of: list[Segment | None] = []
+        self._length: IntArray = np.zeros((0, n_fields), dtype=np.int64)
         self._alive: npt.NDArray[np.bool_] = np.zeros(0, dtype=bool)
         self._groups: dict[Hashable, list[int]] = {}
-        self._segments: list[_Segment] = []
+        self._segments: list[Segment] = []
         self._n = 0
-        self._total_length = 0
+        self._total_length = [0] * n_fields
 
     # --- size -------------------------------------------------------------------------------
 
@@ -114,7 +107,11 @@ class BM25Index(Generic[T]):
 
     @property
     def avg_length(self) -> float:
-        return self._total_length / self._n if self._n else 0.0
+        """Average length of the first field."""
+        return self._total_length[0] / self._n if self._n else 0.0
+
+    def avg_lengths(self) -> list[float]:
+        return [total / self._n if self._n else 0.0 for total in self._total_length]
 
     @property
     def n_segments(self) -> int:
@@ -164,26 +161,32 @@ class BM25Index(Generic[T]):
         self._tidy()
 
     def _add(self, group: Hashable, docs: Sequence[Doc[T]]) -> None:
+        n_fields = len(self.fields)
         first = len(self._payloads)
         term_ids: list[int] = []
         slot_ids: list[int] = []
-        tfs: list[int] = []
-        lengths: list[int] = []
+        tfs: list[list[int]] = []
+        lengths: list[list[int]] = []
         for offset, doc in enumerate(docs):
-            counts = Counter(self._term_id(t) for t in doc.terms)
-            for term_id in counts:
+            if len(doc.fields) > n_fields or any(isinstance(f, str) for f in doc.fields):
+                raise ValueError(f"a document needs at most {n_fields} fields, each a list of terms")
+            counts = [Counter(terms) for terms in doc.fields]
+            counts += [Counter() for _ in range(n_fields - len(counts))]
+            unique = list(dict.fromkeys(chain.from_iterable(counts)))
+            ids = [self._term_id(t) for t in unique]
+            for term_id in ids:
                 self._df[term_id] += 1
-            term_ids.extend(counts.keys())
-            tfs.extend(counts.values())
-            slot_ids.extend([first + offset] * len(counts))
+            term_ids.extend(ids)
+            tfs.extend([c[t] for c in counts] for t in unique)
+            slot_ids.extend([first + offset] * len(ids))
             self._payloads.append(doc.payload)
             self._order.append(doc.order)
-            self._terms_of.append(np.fromiter(counts.keys(), dtype=np.int64, count=len(counts)))
-            lengths.append(len(doc.terms))
-        segment = _Segment(
+            self._terms_of.append(np.asarray(ids, dtype=np.int64))
+            lengths.append([len(terms) for terms in doc.fields] + [0] * (n_fields - len(doc.fields)))
+        segment = Segment(
             np.asarray(term_ids, dtype=np.int64),
             np.asarray(slot_ids, dtype=np.int64),
-            np.asarray(tfs, dtype=np.int64),
+            np.asarray(tfs, dtype=np.int64).reshape(len(term_ids), n_fields),
             np.arange(first, first + len(docs), dtype=np.int64),
         )
         self._segment_of.extend([segment] * len(docs))
@@ -192,7 +195,8 @@ class BM25Index(Generic[T]):
         self._alive = np.concatenate([self._alive, np.ones(len(docs), dtype=bool)])
         self._groups[group] = list(range(first, first + len(docs)))
         self._n += len(docs)
-        self._total_length += sum(lengths)
+        for f in range(n_fields):
+            self._total_length[f] += sum(row[f] for row in lengths)
 
     def _remove(self, group: Hashable) -> None:
         for slot in self._groups.pop(group, ()):
@@ -204,7 +208,8 @@ class BM25Index(Generic[T]):
             self._alive[slot] = False
             self._payloads[slot] = self._terms_of[slot] = self._segment_of[slot] = None
             self._n -= 1
-            self._total_length -= int(self._length[slot])
+            for f, length in enumerate(self._length[slot].tolist()):
+                self._total_length[f] -= length
 
     def _term_id(self, term: str) -> int:
         term_id = self._vocab.get(term)
@@ -231,14 +236,14 @@ class BM25Index(Generic[T]):
             newer = self._segments.pop()
             self._segments[-1] = self._merge(self._segments[-1], newer)
 
-    def _merge(self, older: _Segment, newer: _Segment) -> _Segment:
+    def _merge(self, older: Segment, newer: Segment) -> Segment:
         parts = [older.triples(), newer.triples()]
         term_ids = np.concatenate([p[0] for p in parts])
         slots = np.concatenate([p[1] for p in parts])
         tfs = np.concatenate([p[2] for p in parts])
         keep = self._alive[slots]
         doc_slots = np.concatenate([older.slots, newer.slots])
-        merged = _Segment(term_ids[keep], slots[keep], tfs[keep], doc_slots[self._alive[doc_slots]])
+        merged = Segment(term_ids[keep], slots[keep], tfs[keep], doc_slots[self._alive[doc_slots]])
         for slot in merged.slots.tolist():
             self._segment_of[slot] = merged
         return merged
@@ -255,12 +260,12 @@ class BM25Index(Generic[T]):
         self._length = self._length[live]
         self._groups = {g: [int(new_of_old[s]) for s in slots] for g, slots in self._groups.items()}
         self._segment_of = [None] * len(live)
-        renumbered: list[_Segment] = []
+        renumbered: list[Segment] = []
         for segment in self._segments:
             term_ids, slots, tfs = segment.triples()
             keep = self._alive[slots]
             doc_slots = new_of_old[segment.slots[self._alive[segment.slots]]]
-            fresh = _Segment(term_ids[keep], new_of_old[slots[keep]], tfs[keep], doc_slots)
+            fresh = Segment(term_ids[keep], new_of_old[slots[keep]], tfs[keep], doc_slots)
             for slot in fresh.slots.tolist():
                 self._segment_of[slot] = fresh
             renumbered.append(fresh)
@@ -273,16 +278,23 @@ class BM25Index(Generic[T]):
         df = self.df(term)
         return math.log(1.0 + (self._n - df + 0.5) / (df + 0.5))
 
-    def score_all(self, terms: Sequence[str]) -> tuple[IntArray, FloatArray]:
-        """Slots with a positive score, and their scores (slot order)."""
+    def score_all(
+        self, terms: Sequence[str], weights: Sequence[float] | None = None
+    ) -> tuple[IntArray, FloatArray]:
+        """Slots with a positive score, and their scores (slot order).
+
+        `weights` (one per term, default 1) scale each query term's contribution.
+        """
         parts_docs: list[IntArray] = []
         parts_scores: list[FloatArray] = []
-        avg = self.avg_length
-        for term in terms:
+        k1 = self.k1
+        avgs = self.avg_lengths()
+        for i, term in enumerate(terms):
             term_id = self._vocab.get(term)
             if term_id is None or self._df[term_id] == 0:
                 continue
-            idf = self.idf(term)
+            weight = 1.0 if weights is None else weights[i]
+            idf = self.idf(term) * weight
             for segment in self._segments:
                 found = segment.postings(term_id)
                 if found is None:
@@ -291,10 +303,9 @@ class BM25Index(Generic[T]):
                 live = self._alive[docs]
                 if not live.all():
                     docs, tfs = docs[live], tfs[live]
-                tf = tfs.astype(np.float64)
-                norm = self.k1 * (1.0 - self.b + self.b * self._length[docs] / avg)
+                tf = self._combined_tf(docs, tfs, avgs)
                 parts_docs.append(docs)
-                parts_scores.append(idf * (tf * (self.k1 + 1.0)) / (tf + norm))
+                parts_scores.append(idf * (tf * (k1 + 1.0)) / (tf + k1))
         if not parts_docs:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
         # Each document's contributions are summed in query-term order whatever the segment
@@ -306,21 +317,47 @@ class BM25Index(Generic[T]):
         positive = scores > 0
         return docs[positive], scores[positive]
 
-    def explain(self, terms: Sequence[str], doc_terms: Sequence[str]) -> list[tuple[str, float]]:
-        """Each query term's share of the score of a document whose terms are `doc_terms`
-        (in query order; repeated query terms count again, as in scoring)."""
-        counts = Counter(doc_terms)
-        avg, length = self.avg_length, len(doc_terms)
+    def _combined_tf(self, docs: IntArray, tfs: IntArray, avgs: Sequence[float]) -> FloatArray:
+        """BM25F's tf~: each field's frequency over its length norm, weighted, summed in field order."""
+        total: FloatArray = np.zeros(len(docs), dtype=np.float64)
+        for f, field in enumerate(self.fields):
+            if field.weight == 0 or avgs[f] == 0:
+                continue  # a field no live document has cannot hold the term
+            norm = 1.0 - field.b + field.b * self._length[docs, f] / avgs[f]
+            total += field.weight * tfs[:, f] / norm
+        return total
+
+    def explain(
+        self,
+        terms: Sequence[str],
+        doc_fields: Sequence[Sequence[str]],
+        weights: Sequence[float] | None = None,
+    ) -> list[tuple[str, float, list[str]]]:
+        """Each query term's share of the score of a document with these terms per field, and the
+        fields it occurs in (in query order; a repeated query term counts again, as in scoring)."""
+        counts = [Counter(terms_of_field) for terms_of_field in doc_fields]
+        lengths = [len(terms_of_field) for terms_of_field in doc_fields]
+        avgs = self.avg_lengths()
         shares = []
-        for term in terms:
-            tf = counts.get(term, 0)
-            if tf and self.df(term):
-                norm = self.k1 * (1.0 - self.b + self.b * length / avg)
-                shares.append((term, self.idf(term) * (tf * (self.k1 + 1.0)) / (tf + norm)))
+        for i, term in enumerate(terms):
+            if not self.df(term):
+                continue
+            tf = 0.0
+            where = []
+            for f, field in enumerate(self.fields):
+                n = counts[f][term] if f < len(counts) else 0
+                if n and field.weight and avgs[f]:
+                    tf += field.weight * n / (1.0 - field.b + field.b * lengths[f] / avgs[f])
+                    where.append(field.name)
+            if tf:
+                weight = 1.0 if weights is None else weights[i]
+                shares.append(
+                    (term, self.idf(term) * weight * (tf * (self.k1 + 1.0)) / (tf + self.k1), where)
+                )
         return shares
 
     def containing_all(self, terms: Sequence[str]) -> IntArray:
-        """Live slots that contain every one of `terms` (sorted)."""
+        """Live slots that contain every one of `terms`, in any field (sorted)."""
         found: IntArray | None = None
         for term in dict.fromkeys(terms):
             term_id = self._vocab.get(term)
@@ -336,22 +373,24 @@ class BM25Index(Generic[T]):
         self,
         terms: Sequence[str],
         k: int,
+        weights: Sequence[float] | None = None,
         required: Sequence[str] = (),
         keep: Callable[[T], bool] | None = None,
     ) -> list[Scored[T]]:
         """The best `k` documents: score desc, then display path and start line ascending."""
-        return self.ranked(terms, k, required, keep)[0]
+        return self.ranked(terms, k, weights, required, keep)[0]
 
     def ranked(
         self,
         terms: Sequence[str],
         k: int,
+        weights: Sequence[float] | None = None,
         required: Sequence[str] = (),
         keep: Callable[[T], bool] | None = None,
     ) -> tuple[list[Scored[T]], int]:
         """The best `k` documents, and how many matched: among those with a positive score, only
         those containing every `required` term and accepted by `keep`."""
-        docs, scores = self.score_all(terms)
+        docs, scores = self.score_all(terms, weights)
         if required:
             inside = np.isin(docs, self.containing_all(required), assume_unique=True)
             docs, scores = docs[inside], scores[inside]

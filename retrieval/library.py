@@ -8,13 +8,15 @@ update of each index).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from corpus.catalog import Corpus
+from retrieval.feedback import rm3
 from retrieval.index import BM25Index, Doc
+from retrieval.ranking import DEFAULT, Ranking
 from retrieval.retriever import BM25Retriever
-from retrieval.tokenize import tokenize as default_tokenize
+from retrieval.sections import is_markdown
 from retrieval.units import Unit, section_units, window_units
 
 
@@ -27,24 +29,26 @@ class Prepared:
 
 
 class Library:
-    def __init__(self, tokenize: Callable[[str], Sequence[str]] = default_tokenize) -> None:
-        self.tokenize = tokenize
-        self.sections: BM25Index[Unit] = BM25Index()
-        self.windows: BM25Index[Unit] = BM25Index()
-        self.section_retriever = BM25Retriever(self.sections, tokenize)
-        self.window_retriever = BM25Retriever(self.windows, tokenize)
+    def __init__(self, ranking: Ranking = DEFAULT) -> None:
+        self.ranking = ranking
+        self.tokenize = ranking.tokenize
+        self.sections: BM25Index[Unit] = BM25Index(ranking.k1, fields=ranking.fields)
+        self.windows: BM25Index[Unit] = BM25Index(ranking.k1, fields=ranking.fields)
+        expand = rm3(ranking) if ranking.feedback else None
+        self.section_retriever = BM25Retriever(
+            self.sections, self.tokenize, ranking.score_floor, expand, ranking.redundancy
+        )
+        self.window_retriever = BM25Retriever(
+            self.windows, self.tokenize, ranking.score_floor, expand, ranking.redundancy
+        )
 
     def prepare(self, path: str, uri: str, text: str, searchable: bool, meta: str = "") -> Prepared:
         """Chunk and tokenize one file; `searchable` files also get sections. `meta` (front matter
-        title, description, tags) is indexed with the file's first section and first window."""
-        sections = section_units(path, uri, text) if searchable else []
+        description and tags) is indexed with the file's first section and first window."""
+        heads = section_units(path, uri, text) if searchable or is_markdown(path) else []
+        windows = window_units(path, uri, text, self.ranking.structured_windows, heads)
         extra = list(self.tokenize(meta)) if meta else []
-        return Prepared(
-            sections=[self._doc(u, extra if i == 0 else []) for i, u in enumerate(sections)],
-            windows=[
-                self._doc(u, extra if i == 0 else []) for i, u in enumerate(window_units(path, uri, text))
-            ],
-        )
+        return Prepared(self.docs(heads if searchable else [], extra), self.docs(windows, extra))
 
     def apply(self, changes: Mapping[str, Prepared | None]) -> None:
         """Index prepared files and remove those mapped to None, as one update per index."""
@@ -52,14 +56,22 @@ class Library:
         self.windows.update({p: c.windows if c else [] for p, c in changes.items()})
 
     def update(self, path: str, uri: str, text: str, searchable: bool) -> None:
+        """Index (or re-index) one file."""
         self.apply({path: self.prepare(path, uri, text, searchable)})
 
     def remove(self, path: str) -> None:
         self.apply({path: None})
 
-    def _doc(self, unit: Unit, extra: Sequence[str] = ()) -> Doc[Unit]:
-        terms = self.tokenize(unit.text)
-        return Doc(unit, [*terms, *extra] if extra else terms, (unit.path, unit.start_line))
+    def docs(self, units: Sequence[Unit], extra: Sequence[str] = ()) -> list[Doc[Unit]]:
+        """Units as documents of this library's indexes (its tokenizer, its fields); `extra` terms
+        join the first unit's body."""
+        docs = []
+        for i, u in enumerate(units):
+            fields = self.ranking.terms(u)
+            if i == 0 and extra:
+                fields = [[*fields[0], *extra], *fields[1:]]
+            docs.append(Doc(u, fields, (u.path, u.start_line)))
+        return docs
 
 
 def index_corpus(corpus: Corpus, library: Library | None = None) -> Library:

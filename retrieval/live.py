@@ -32,6 +32,7 @@ from corpus.roots import Root, root_present
 from corpus.rules import PinSet
 from corpus.scan import FileRef, SkippedFile, check_name, included, refused, walk
 from retrieval.library import Library, Prepared
+from retrieval.ranking import DEFAULT, Ranking
 from retrieval.units import Unit
 
 log = logging.getLogger("agents_context.index")
@@ -89,13 +90,15 @@ class LiveIndex:
         pins: PinSet | None = None,
         max_bytes: int = DEFAULT_MAX_BYTES,
         settle_s: float = SETTLE_S,
+        ranking: Ranking = DEFAULT,
     ) -> None:
         self.roots = list(roots)
         self.settle_s = settle_s
+        self.ranking = ranking
         self.corpus = Corpus(
             self.roots, PinSet() if pins is None else pins, max_bytes, explicit_pins=pins is not None
         )
-        self.library = Library()
+        self.library = Library(ranking)
         self.generation = 0
         self.last_change: Change | None = None
         self.last_error: str | None = None

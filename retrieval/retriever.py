@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Protocol
 
-from retrieval.index import BM25Index
+from retrieval.index import BM25Index, Scored
 from retrieval.query import MAX_QUERY_TERMS, clip, contains
 from retrieval.units import Unit
 
@@ -66,13 +66,35 @@ class Retriever(Protocol):
     def retrieve(self, request: RetrievalRequest) -> list[RetrievedDocument]: ...
 
 
-class BM25Retriever:
-    """A retriever over one `BM25Index` of units; applies filters and phrases inside the engine,
-    so a selective filter never starves the top k."""
+Expander = Callable[[BM25Index[Unit], Sequence[str]], tuple[Sequence[str], Sequence[float]]]
+"""Query expansion: (index, query terms) -> (terms, weights)."""
 
-    def __init__(self, index: BM25Index[Unit], tokenize: Callable[[str], Sequence[str]]) -> None:
+
+class BM25Retriever:
+    """A retriever over one `BM25Index` of units; filters and phrases apply inside the engine, so
+    a selective filter never starves the top k.
+
+    It never returns the same text twice (seed 001, 10.6: the model would read it twice): a unit
+    that overlaps a better one of the same file, or is a near copy of a better one with the same
+    heading (term sets at least `redundancy` alike by Jaccard, as versioned copies of a page
+    are), is skipped and the next one takes its place. With a `score_floor`, hits below that
+    fraction of the best hit's score are dropped (seed 001's distractor mitigation); the best hit
+    always stays.
+    """
+
+    def __init__(
+        self,
+        index: BM25Index[Unit],
+        tokenize: Callable[[str], Sequence[str]],
+        score_floor: float = 0.0,
+        expand: Expander | None = None,
+        redundancy: float | None = 0.9,
+    ) -> None:
+        self.redundancy = redundancy
         self.index = index
         self.tokenize = tokenize
+        self.score_floor = score_floor
+        self.expand = expand
         self._tokens = lru_cache(maxsize=4096)(lambda text: tuple(tokenize(text)))
 
     def retrieve(self, request: RetrievalRequest) -> list[RetrievedDocument]:
@@ -80,11 +102,20 @@ class BM25Retriever:
 
     def search(self, request: RetrievalRequest) -> tuple[list[RetrievedDocument], int]:
         """The documents, and how many units matched before `k` cut them (for explanations)."""
-        terms = list(self.tokenize(clip(request.query)))[:MAX_QUERY_TERMS]
+        terms: Sequence[str] = list(self.tokenize(clip(request.query)))[:MAX_QUERY_TERMS]
+        weights: Sequence[float] | None = None
+        if self.expand is not None:
+            terms, weights = self.expand(self.index, terms)
         required = [t for phrase in request.phrases for t in phrase]
         keep = self._keep(request) if request.allow or request.phrases else None
-        scored, candidates = self.index.ranked(terms, request.k, required, keep)
-        return [RetrievedDocument(s.payload, s.score) for s in scored], candidates
+        if self.redundancy is None:
+            hits, candidates = self.index.ranked(terms, request.k, weights, required, keep)
+        else:
+            hits, candidates = self._distinct(terms, weights, request.k, self.redundancy, required, keep)
+        if hits and self.score_floor > 0:
+            floor = hits[0].score * self.score_floor
+            hits = [h for h in hits if h.score >= floor]
+        return [RetrievedDocument(s.payload, s.score) for s in hits], candidates
 
     def _keep(self, request: RetrievalRequest) -> Callable[[Unit], bool]:
         allow, phrases = request.allow, request.phrases
@@ -96,3 +127,47 @@ class BM25Retriever:
             return all(contains(tokens, p) for p in phrases)
 
         return keep
+
+    def _distinct(
+        self,
+        terms: Sequence[str],
+        weights: Sequence[float] | None,
+        k: int,
+        redundancy: float,
+        required: Sequence[str],
+        keep: Callable[[Unit], bool] | None,
+    ) -> tuple[list[Scored[Unit]], int]:
+        """The best `k` hits without redundancy: fetch more while some were skipped."""
+        want = k
+        while True:
+            found, candidates = self.index.ranked(terms, want, weights, required, keep)
+            kept: list[Scored[Unit]] = []
+            by_path: dict[str, list[Unit]] = {}
+            by_heading: dict[str | None, list[frozenset[str]]] = {}
+            for hit in found:
+                unit = hit.payload
+                if any(overlaps(unit, other) for other in by_path.get(unit.path, ())):
+                    continue
+                words = frozenset(self._tokens(unit.text))
+                alike = by_heading.setdefault(unit.heading, [])
+                if any(similar(words, other, redundancy) for other in alike):
+                    continue
+                alike.append(words)
+                by_path.setdefault(unit.path, []).append(unit)
+                kept.append(hit)
+                if len(kept) == k:
+                    return kept, candidates
+            if len(found) < want:
+                return kept, candidates
+            want *= 2
+
+
+def similar(a: frozenset[str], b: frozenset[str], threshold: float) -> bool:
+    """Jaccard similarity of two term sets at least `threshold` (identical sets always are)."""
+    if a == b:
+        return True
+    return len(a & b) >= threshold * len(a | b)
+
+
+def overlaps(a: Unit, b: Unit) -> bool:
+    return a.path == b.path and a.start_line <= b.end_line and b.start_line <= a.end_line

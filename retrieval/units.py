@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from retrieval.anchors import anchors, citation
-from retrieval.sections import INTRO, is_markdown, sections, split_lines
-from retrieval.windows import windows
+from retrieval.sections import INTRO, front_matter_title, is_markdown, sections, split_lines
+from retrieval.windows import structured_windows, windows
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,9 +30,7 @@ class Unit:
     @property
     def citation(self) -> str:
         """`.AGENTS/security.md:12-30 (Security > Secrets)`: what to quote as the source."""
-        return citation(
-            self.path, self.start_line, self.end_line, self.trail if self.heading != INTRO else ()
-        )
+        return citation(self.path, self.start_line, self.end_line, tuple(t for t in self.trail if t != INTRO))
 
     @property
     def section_uri(self) -> str:
@@ -49,8 +48,12 @@ class Unit:
 
 
 def section_units(path: str, uri: str, text: str) -> list[Unit]:
+    """The heading sections; a front matter `title:` heads every trail (it is the page's title)."""
     lines = split_lines(text)
-    spans = sections(text, markdown=is_markdown(path))
+    markdown = is_markdown(path)
+    title = front_matter_title(lines) if markdown else None
+    root = (title,) if title else ()
+    spans = sections(text, markdown=markdown)
     slugs = anchors(None if s.heading == INTRO else s.heading for s in spans)
     return [
         Unit(
@@ -60,23 +63,35 @@ def section_units(path: str, uri: str, text: str) -> list[Unit]:
             start_line=s.start_line,
             end_line=s.end_line,
             heading=s.heading,
-            trail=s.trail,
+            trail=root + s.trail,
             anchor=anchor,
         )
         for s, anchor in zip(spans, slugs, strict=True)
     ]
 
 
-def window_units(path: str, uri: str, text: str) -> list[Unit]:
+def window_units(
+    path: str, uri: str, text: str, structured: bool = False, heads: Sequence[Unit] | None = None
+) -> list[Unit]:
+    """The windows of a file (plain 500/50-word ones unless `structured`), each with the heading
+    trail of the section it starts in (`heads`: the file's section units, if already made)."""
     lines = split_lines(text)
-    return [
-        Unit(
-            path=path,
-            uri=uri,
-            text="\n".join(lines[w.start_line - 1 : w.end_line]),
-            start_line=w.start_line,
-            end_line=w.end_line,
-            chunk_id=w.chunk_id,
+    markdown = is_markdown(path)
+    split = structured_windows if structured else windows
+    if heads is None:
+        heads = section_units(path, uri, text) if markdown else []
+    units: list[Unit] = []
+    for w in split(text, markdown=markdown):
+        trail = next((h.trail for h in reversed(heads) if h.start_line <= w.start_line), ())
+        units.append(
+            Unit(
+                path=path,
+                uri=uri,
+                text="\n".join(lines[w.start_line - 1 : w.end_line]),
+                start_line=w.start_line,
+                end_line=w.end_line,
+                trail=trail,
+                chunk_id=w.chunk_id,
+            )
         )
-        for w in windows(text, markdown=is_markdown(path))
-    ]
+    return units

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import math
 import random
+from collections import Counter
 from collections.abc import Sequence
+from itertools import chain
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from rank_bm25 import BM25Okapi
 
-from retrieval.index import BM25Index, Doc
+from retrieval.index import BM25Index, Doc, Field
+from retrieval.ranking import DEFAULT
 
 
 class LuceneIdfOkapi(BM25Okapi):  # type: ignore[misc]
@@ -24,7 +27,7 @@ class LuceneIdfOkapi(BM25Okapi):  # type: ignore[misc]
 def build(corpus: Sequence[Sequence[str]]) -> BM25Index[int]:
     index: BM25Index[int] = BM25Index()
     for i, terms in enumerate(corpus):
-        index.replace(f"doc{i:04d}", [Doc(i, list(terms), (f"doc{i:04d}", 1))])
+        index.replace(f"doc{i:04d}", [Doc(i, [list(terms)], (f"doc{i:04d}", 1))])
     return index
 
 
@@ -85,39 +88,127 @@ def test_zero_scores_are_never_returned() -> None:
 
 def test_ties_break_by_path_then_start_line() -> None:
     index: BM25Index[str] = BM25Index()
-    index.replace("b.md", [Doc("b.md:9", ["same"], ("b.md", 9)), Doc("b.md:2", ["same"], ("b.md", 2))])
-    index.replace("a.md", [Doc("a.md:5", ["same"], ("a.md", 5))])
+    index.replace("b.md", [Doc("b.md:9", [["same"]], ("b.md", 9)), Doc("b.md:2", [["same"]], ("b.md", 2))])
+    index.replace("a.md", [Doc("a.md:5", [["same"]], ("a.md", 5))])
     assert [h.payload for h in index.search(["same"], 3)] == ["a.md:5", "b.md:2", "b.md:9"]
     assert [h.payload for h in index.search(["same"], 2)] == ["a.md:5", "b.md:2"]
 
 
-Corpus = dict[str, list[list[str]]]
+def reference_bm25f(
+    corpus: Sequence[Sequence[Sequence[str]]],
+    fields: Sequence[Field],
+    k1: float,
+    query: Sequence[str],
+    weights: Sequence[float] | None = None,
+) -> list[float]:
+    """BM25F written out term by term, independently of the engine (Robertson et al. 2004, with
+    the Lucene idf): per field tf / (1 - b + b * len / avglen), weighted, summed, saturated."""
+    n = len(corpus)
+    avg = [sum(len(doc[f]) for doc in corpus) / n for f in range(len(fields))]
+    df = Counter(t for doc in corpus for t in set(chain.from_iterable(doc)))
+    scores = []
+    for doc in corpus:
+        score = 0.0
+        for i, term in enumerate(query):
+            if not df[term]:
+                continue
+            idf = math.log(1 + (n - df[term] + 0.5) / (df[term] + 0.5))
+            tf = sum(
+                field.weight * list(doc[f]).count(term) / (1 - field.b + field.b * len(doc[f]) / avg[f])
+                for f, field in enumerate(fields)
+                if avg[f] > 0
+            )
+            score += (1.0 if weights is None else weights[i]) * idf * tf * (k1 + 1) / (tf + k1)
+        scores.append(score)
+    return scores
 
-corpora = st.dictionaries(
-    st.sampled_from([f"f{i}.md" for i in range(12)]),
-    st.lists(st.lists(st.sampled_from("ab cd ef gh ij kl mn op".split()), max_size=12), max_size=4),
-    max_size=12,
-)
 
-
-def fresh(files: Corpus) -> BM25Index[str]:
-    index: BM25Index[str] = BM25Index()
-    for name in sorted(files):
-        index.replace(name, [Doc(f"{name}:{i}", t, (name, i)) for i, t in enumerate(files[name])])
+def build_fields(
+    corpus: Sequence[Sequence[Sequence[str]]], fields: Sequence[Field], k1: float
+) -> BM25Index[int]:
+    index: BM25Index[int] = BM25Index(k1, fields=fields)
+    for i, doc in enumerate(corpus):
+        index.replace(f"doc{i:04d}", [Doc(i, [list(f) for f in doc], (f"doc{i:04d}", 1))])
     return index
 
 
-@given(st.lists(corpora, min_size=1, max_size=6))
-def test_any_sequence_of_file_updates_scores_exactly_like_a_fresh_build(states: list[Corpus]) -> None:
-    live: BM25Index[str] = BM25Index()
+def test_the_default_fields_score_like_a_reference_bm25f() -> None:
+    fields = DEFAULT.fields
+    assert len(fields) == 3 and fields[1].weight > fields[0].weight  # headings above body
+    rng = random.Random(11)
+    vocab = [f"t{i}" for i in range(120)]
+    weights = [1 / (i + 1) for i in range(len(vocab))]
+    corpus = [
+        [
+            rng.choices(vocab, weights, k=rng.randint(0, 60)),
+            rng.choices(vocab, k=rng.randint(0, 6)),
+            rng.choices(vocab, k=rng.randint(0, 3)),
+        ]
+        for _ in range(300)
+    ]
+    index = build_fields(corpus, fields, DEFAULT.k1)
+    for _ in range(40):
+        query = rng.choices(vocab, k=rng.randint(1, 5))
+        qw = [rng.uniform(0.1, 2.0) for _ in query]
+        for w in (None, qw):
+            expected = reference_bm25f(corpus, fields, DEFAULT.k1, query, w)
+            ours = [0.0] * len(corpus)
+            for hit in index.search(query, len(corpus), w):
+                ours[hit.payload] = hit.score
+            assert ours == pytest.approx(expected, rel=1e-12, abs=1e-12)
+
+
+def test_a_heading_match_outranks_the_same_words_in_the_body() -> None:
+    corpus = [[["deploy", "steps"], [], []], [["steps"], ["deploy"], []], [["other"], [], []]]
+    hits = build_fields(corpus, DEFAULT.fields, DEFAULT.k1).search(["deploy"], 3)
+    assert [h.payload for h in hits] == [1, 0]
+
+
+def test_plain_fields_are_one_field_of_weight_one() -> None:
+    index: BM25Index[int] = BM25Index()
+    assert index.fields == (Field("text", 1.0, 0.75),)
+    with pytest.raises(ValueError, match="list of terms"):
+        index.replace("a", [Doc(0, ["not", "fields"], ("a", 1))])
+
+
+Corpus = dict[str, list[list[list[str]]]]
+"""File name -> its documents -> their fields -> terms."""
+
+words = st.lists(st.sampled_from("ab cd ef gh ij kl mn op".split()), max_size=12)
+corpora = st.dictionaries(
+    st.sampled_from([f"f{i}.md" for i in range(12)]),
+    st.lists(st.tuples(words, words, words).map(list), max_size=4),
+    max_size=12,
+)
+FIELD_SETS = {"plain": None, "default": DEFAULT.fields}
+
+
+def docs_of(name: str, docs: list[list[list[str]]], fields: tuple[Field, ...] | None) -> list[Doc[str]]:
+    return [Doc(f"{name}:{i}", d if fields else d[:1], (name, i)) for i, d in enumerate(docs)]
+
+
+def fresh(files: Corpus, fields: tuple[Field, ...] | None) -> BM25Index[str]:
+    index: BM25Index[str] = BM25Index(fields=fields)
+    for name in sorted(files):
+        index.replace(name, docs_of(name, files[name], fields))
+    return index
+
+
+@pytest.mark.parametrize("config", sorted(FIELD_SETS))
+@given(states=st.lists(corpora, min_size=1, max_size=6))
+def test_any_sequence_of_file_updates_scores_exactly_like_a_fresh_build(
+    config: str, states: list[Corpus]
+) -> None:
+    fields = FIELD_SETS[config]
+    live: BM25Index[str] = BM25Index(fields=fields)
     current: Corpus = {}
     for state in states:
         for name in set(current) - set(state):
             live.remove(name)
         for name, docs in state.items():
-            live.replace(name, [Doc(f"{name}:{i}", t, (name, i)) for i, t in enumerate(docs)])
+            live.replace(name, docs_of(name, docs, fields))
         current = state
-    rebuilt = fresh(current)
+    rebuilt = fresh(current, fields)
     assert live.n_docs == rebuilt.n_docs
     for query in (["ab"], ["cd", "ef"], ["gh", "gh", "ij"], "ab cd ef gh ij kl mn op".split()):
         ours = [(h.payload, h.score) for h in live.search(query, 100)]
@@ -128,7 +219,7 @@ def test_any_sequence_of_file_updates_scores_exactly_like_a_fresh_build(states: 
 def test_many_small_updates_keep_few_segments_and_reclaim_dead_slots() -> None:
     index: BM25Index[int] = BM25Index()
     for i in range(2000):
-        index.replace(f"f{i % 50}", [Doc(i, ["word", f"u{i}"], (f"f{i % 50}", 1))])
+        index.replace(f"f{i % 50}", [Doc(i, [["word", f"u{i}"]], (f"f{i % 50}", 1))])
     assert index.n_docs == 50
     assert index.n_segments <= 12
     assert len(index._payloads) < 400  # dead slots are renumbered away

@@ -7,7 +7,8 @@ from pathlib import Path
 
 from corpus.catalog import load
 from corpus.roots import make_roots
-from retrieval.library import index_corpus
+from retrieval.library import Library, index_corpus
+from retrieval.ranking import DEFAULT
 from retrieval.retriever import RetrievalRequest, Retriever
 
 
@@ -47,3 +48,82 @@ def test_updating_a_file_replaces_its_units(make_tree: Callable[..., Path]) -> N
     assert len(library.section_retriever.retrieve(RetrievalRequest("omega"))) == 1
     library.remove(".AGENTS/a.md")
     assert library.window_retriever.retrieve(RetrievalRequest("omega")) == []
+
+
+def numbered_lines(n_lines: int, marked: set[int]) -> str:
+    return "".join(
+        ("zebra " if i in marked else "") + " ".join(f"w{i}_{j}" for j in range(10)) + "\n"
+        for i in range(n_lines)
+    )
+
+
+def test_search_docs_never_returns_two_overlapping_windows(make_tree: Callable[..., Path]) -> None:
+    # Plain windows of this file are lines 1-50, 46-95, 91-100: "zebra" sits in the overlap of the first two.
+    library = index_corpus(load(make_roots([make_tree({"a.md": numbered_lines(100, {46, 47, 48})})])))
+    raw = library.windows.search(library.tokenize("zebra"), 5)
+    assert [h.payload.chunk_id for h in raw] == [0, 1]  # both windows match...
+    found = library.window_retriever.retrieve(RetrievalRequest("zebra", k=5))
+    assert [d.unit.chunk_id for d in found] == [0]  # ...but the same lines are shown once
+
+
+def test_near_copies_with_the_same_heading_are_shown_once(make_tree: Callable[..., Path]) -> None:
+    page = (
+        "# Shutdown\n\nThe client closes stdin, waits for the server process to exit, then sends "
+        "SIGTERM and, if the server still runs after a grace period, SIGKILL.\n"
+    )
+    agents = make_tree(
+        {
+            "v1/stdio.md": page,
+            "v2/stdio.md": page.replace("waits", "waits briefly"),
+            "x.md": page.replace("# Shutdown", "# Signals"),
+        }
+    )
+    library = index_corpus(load(make_roots([agents])))
+    assert len(library.sections.search(library.tokenize("sigterm sigkill"), 5)) == 3
+    found = library.section_retriever.retrieve(RetrievalRequest("sigterm sigkill", k=5))
+    assert [(d.source, d.unit.heading) for d in found] == [
+        (".AGENTS/v1/stdio.md", "Shutdown"),
+        (".AGENTS/x.md", "Signals"),
+    ]
+
+
+def test_the_score_floor_drops_weak_hits_but_never_the_best(make_tree: Callable[..., Path]) -> None:
+    agents = make_tree(
+        {
+            "a.md": "# Rollback\n\nRollback the deploy with the rollback switch; rollback is instant.\n",
+            "b.md": "# Notes\n\n" + "Unrelated words about many other things. " * 20 + "A rollback once.\n",
+        }
+    )
+    corpus = load(make_roots([agents]))
+
+    def search(floor: float) -> list[tuple[str, float]]:
+        retriever = index_corpus(corpus, Library(DEFAULT.but(score_floor=floor))).section_retriever
+        return [(d.source, d.score) for d in retriever.retrieve(RetrievalRequest("rollback switch", k=5))]
+
+    scores = {floor: search(floor) for floor in (0.0, 0.3, 1.0)}
+    (best, top), (weak, low) = scores[0.0]
+    assert best == ".AGENTS/a.md" and weak == ".AGENTS/b.md" and low < 0.3 * top
+    assert scores[0.3] == [(best, top)]
+    assert scores[1.0] == [(best, top)]
+    assert DEFAULT.score_floor == 0.3
+
+
+def test_rm3_feedback_finds_a_section_through_its_neighbours_words(make_tree: Callable[..., Path]) -> None:
+    agents = make_tree(
+        {
+            "a.md": "# Rollback\n\nRollback uses the kill switch.\n",
+            "b.md": "# Rollback again\n\nA rollback flips the kill switch.\n",
+            "c.md": "# Emergency\n\nThe kill switch stops everything.\n",
+            "d.md": "# Unrelated\n\nNothing here.\n",
+        }
+    )
+    corpus = load(make_roots([agents]))
+    plain = index_corpus(corpus, Library(DEFAULT.but(score_floor=0.0)))
+    expanded = index_corpus(corpus, Library(DEFAULT.but(score_floor=0.0, feedback=True)))
+    assert [d.source for d in plain.section_retriever.retrieve(RetrievalRequest("rollback", k=5))] == [
+        ".AGENTS/a.md",
+        ".AGENTS/b.md",
+    ]
+    found = [d.source for d in expanded.section_retriever.retrieve(RetrievalRequest("rollback", k=5))]
+    assert found[:2] == [".AGENTS/a.md", ".AGENTS/b.md"]  # the original terms still lead
+    assert found[2:] == [".AGENTS/c.md"]  # "kill switch" came from the first two hits

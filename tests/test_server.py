@@ -84,7 +84,7 @@ async def test_context_search_hit_is_exact_body_and_structured(server: AgentsSer
     assert not result.is_error
     body, status = split_status(text_of(result))
     assert body == (
-        '<context path=".AGENTS/security.md" section="Secrets" score="2.84">\n'
+        '<context path=".AGENTS/security.md" section="Secrets" score="4.69">\n'
         "## Secrets\n\nNever print .env files or tokens.\n"
         "</context>"
     )

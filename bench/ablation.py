@@ -1,0 +1,37 @@
+"""The ablation steps of issue 5, in order: each row adds one thing to the row before."""
+
+from __future__ import annotations
+
+from retrieval.ranking import DEFAULT, PLAIN, Ranking
+from retrieval.stopwords import LUCENE
+from retrieval.tokenize import Tokenizer
+
+
+def steps() -> list[tuple[str, Ranking]]:
+    folded = Tokenizer(stem=False, stop_words=LUCENE, identifiers=False)
+    identifiers = Tokenizer(stem=False, stop_words=LUCENE)
+    stemmed = Tokenizer(stop_words=LUCENE)
+    tokens = DEFAULT.tokenize
+    fields = PLAIN.but(
+        tokenize=tokens, heading_weight=DEFAULT.heading_weight, path_weight=DEFAULT.path_weight
+    )
+    return [
+        ("plain BM25, the ranking before issue 5", PLAIN),
+        ("+ NFKC, accent folding, CJK bigrams", PLAIN.but(tokenize=folded)),
+        ("+ identifiers whole and split", PLAIN.but(tokenize=identifiers)),
+        ("+ Snowball stemming (PyStemmer)", PLAIN.but(tokenize=stemmed)),
+        ("+ English stop list (Snowball's, trimmed)", PLAIN.but(tokenize=tokens)),
+        ("+ BM25F: heading trail x4, path x1", fields),
+        ("+ body b 0.5 (k1 stays 1.5)", fields.but(body_b=DEFAULT.body_b)),
+        (
+            "+ redundancy removal (overlaps, near copies)",
+            fields.but(body_b=DEFAULT.body_b, redundancy=DEFAULT.redundancy),
+        ),
+        ("+ score floor 0.3 = the shipped default", DEFAULT),
+        ("  default, structure-aware windows", DEFAULT.but(structured_windows=True)),
+        ("  default + RM3 feedback (10 docs, 10 terms, 0.5)", DEFAULT.but(feedback=True)),
+        ("  default, Lucene stop list", DEFAULT.but(tokenize=Tokenizer(stop_words=LUCENE))),
+        ("  default, k1 1.2", DEFAULT.but(k1=1.2)),
+        ("  default, heading x2", DEFAULT.but(heading_weight=2.0)),
+        ("  default, no path field", DEFAULT.but(path_weight=0.0)),
+    ]

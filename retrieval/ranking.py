@@ -1,0 +1,90 @@
+"""What decides a score: the tokenizer, the fields a unit is indexed under, and BM25's constants.
+
+A unit is indexed in three fields, combined by BM25F (see `retrieval.index`):
+- `body`: the unit's text (a section's text includes its heading line);
+- `heading`: the heading trail, outermost first (`Security > Secrets`); for a window, the trail
+  of the section it starts in;
+- `path`: the file's path inside its root, without the extension (`guides/integration/docker`).
+
+`DEFAULT` is what the server ships; `PLAIN` is single-field BM25 with the plain tokenizer, the
+configuration the engine is checked against rank-bm25 with.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+
+from retrieval.index import K1, B, Field
+from retrieval.sections import INTRO
+from retrieval.tokenize import PLAIN as PLAIN_TOKENIZER
+from retrieval.tokenize import tokenize
+from retrieval.units import Unit
+
+Tokenize = Callable[[str], Sequence[str]]
+
+
+@dataclass(frozen=True, slots=True)
+class Ranking:
+    tokenize: Tokenize = tokenize
+    k1: float = K1
+    body_b: float = 0.5
+    heading_weight: float = 4.0
+    heading_b: float = B
+    path_weight: float = 1.0
+    path_b: float = 0.0
+    ancestor_weight: float | None = None
+    """Weight of the ancestors' headings, apart from the unit's own (None: one heading field)."""
+    structured_windows: bool = False
+    """search_docs windows follow headings and paragraphs (False: plain 500/50-word windows)."""
+    redundancy: float | None = 0.9
+    """Skip overlapping units of a file and near copies (Jaccard of term sets at least this) with
+    the same heading; None: show whatever ranks."""
+    score_floor: float = 0.3
+    """Drop hits scoring below this fraction of the best hit's score (0: keep every positive)."""
+    feedback: bool = False
+    """Pseudo-relevance feedback (RM3): expand the query with the top hits' terms."""
+
+    @property
+    def fields(self) -> tuple[Field, ...]:
+        fields = [Field("body", 1.0, self.body_b)]
+        if self.heading_weight or self.path_weight:
+            fields.append(Field("heading", self.heading_weight, self.heading_b))
+            fields.append(Field("path", self.path_weight, self.path_b))
+            if self.ancestor_weight is not None:
+                fields.append(Field("ancestors", self.ancestor_weight, self.heading_b))
+        return tuple(fields)
+
+    def terms(self, unit: Unit) -> list[Sequence[str]]:
+        """The unit's terms per field, in `fields` order."""
+        body = self.tokenize(unit.text)
+        if len(self.fields) == 1:
+            return [body]
+        trail = [h for h in unit.trail if h != INTRO]
+        if self.ancestor_weight is None:
+            return [body, self.tokenize(" ".join(trail)), self.tokenize(path_words(unit.path))]
+        own, ancestors = " ".join(trail[-1:]), " ".join(trail[:-1])
+        return [body, self.tokenize(own), self.tokenize(path_words(unit.path)), self.tokenize(ancestors)]
+
+    def but(self, **changes: object) -> Ranking:
+        """A copy with some settings changed (for ablations)."""
+        return replace(self, **changes)  # type: ignore[arg-type]
+
+
+def path_words(display_path: str) -> str:
+    """`docs/guides/integration/docker.md` -> `guides/integration/docker`: the root label and the
+    extension say nothing about the content."""
+    rel = display_path.split("/", 1)[1] if "/" in display_path else display_path
+    stem, dot, suffix = rel.rpartition(".")
+    return stem if dot and "/" not in suffix else rel
+
+
+DEFAULT = Ranking()
+PLAIN = Ranking(
+    tokenize=PLAIN_TOKENIZER,
+    body_b=B,
+    heading_weight=0.0,
+    path_weight=0.0,
+    redundancy=None,
+    score_floor=0.0,
+)
