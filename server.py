@@ -9,8 +9,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import json
 import logging
 import mimetypes
+import os
 import sys
 import time
 import weakref
@@ -39,6 +41,7 @@ from mcp.types import (
 )
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import AnyUrl, Field
+from rich.console import Console
 from watchfiles import awatch
 
 from corpus.catalog import CorpusFile
@@ -47,8 +50,9 @@ from corpus.identity import AGENTS_SCHEME, DOCS_SCHEME, SERVER_SCHEME, file_uri,
 from corpus.read import DEFAULT_MAX_BYTES
 from corpus.roots import Root, RootKind, find_agents_roots, make_roots
 from corpus.rules import PinSet
-from corpus.watch import Changes, WatchFactory, WatchOptions, WatchStatus, supervise, watched_root
-from retrieval import briefing, policy, reader, status
+from corpus.watch import Changes, WatchFactory, WatchOptions, WatchStatus, supervise
+from retrieval import briefing, commands, evaluate, policy, reader, status
+from retrieval.answering import clamp, freshness, options_for, search
 from retrieval.applies import applicable
 from retrieval.format import (
     DEFAULT_MAX_TOKENS,
@@ -61,16 +65,15 @@ from retrieval.format import (
     render_excerpt,
 )
 from retrieval.links import links
-from retrieval.live import Change, LiveIndex, View
+from retrieval.live import Change, LiveIndex
 from retrieval.outline import outline
 from retrieval.policy import Answer, Scope
-from retrieval.query import parse
 from retrieval.ranking import DEFAULT as DEFAULT_RANKING
-from retrieval.results import Freshness, LinkTo, MatchedTerm, SearchResult
+from retrieval.results import LinkTo, SearchResult
 from retrieval.retriever import RetrievedDocument
 from retrieval.sections import is_markdown
 from retrieval.status import StatusReport
-from retrieval.units import section_units
+from retrieval.units import sections_of
 
 log = logging.getLogger("agents_context")
 
@@ -80,9 +83,7 @@ OUTLINE_URI = f"{SERVER_SCHEME}://outline"
 ALIASES = {"q": "query", "text": "query", "limit": "k", "top_k": "k", "n": "k"}
 """Argument names models commonly use, accepted for the canonical ones."""
 EMPTY_QUERY = "query is required: pass a non-empty 'query' string"
-READ_ONLY = ToolAnnotations(
-    read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
-)
+READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 
 CONTEXT_SEARCH_DESCRIPTION = """\
 Search this project's .AGENTS/ documentation (rules, security policy, architecture, glossary, \
@@ -175,9 +176,7 @@ class AppState:
     """What one lifespan (one stdio process, one in-memory client) shares across its requests."""
 
     live: LiveIndex
-    clients: weakref.WeakKeyDictionary[object, LegacyClient] = field(
-        default_factory=weakref.WeakKeyDictionary
-    )
+    clients: weakref.WeakKeyDictionary[object, LegacyClient] = field(default_factory=weakref.WeakKeyDictionary)
     """Handshake-era clients by connection. A `ServerSession` is a per-request proxy that keeps
     working after its request; the connection object lives exactly as long as the client."""
 
@@ -248,9 +247,7 @@ class AgentsServer(MCPServer[AppState]):
                     accepted = ", ".join(sorted(properties)) or "no arguments"
                     return error_result(f"unknown argument {key!r} for {name}; it takes: {accepted}")
                 if canonical in fixed:
-                    return error_result(
-                        f"{key!r} and {canonical!r} are the same argument for {name}: pass one"
-                    )
+                    return error_result(f"{key!r} and {canonical!r} are the same argument for {name}: pass one")
                 if isinstance(value, bool) and _integer(properties[canonical]):
                     return error_result(f"{canonical} must be a whole number, not {str(value).lower()}")
                 fixed[canonical] = value
@@ -298,92 +295,9 @@ def error_result(message: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
 
 
-def clamp(value: int, low: int, high: int) -> int:
-    return max(low, min(high, value))
-
-
-def freshness(live: LiveIndex, view: View, roots: Sequence[Root]) -> Freshness:
-    change = view.last_change
-    return Freshness(
-        generation=view.generation,
-        fresh_as_of=live.fresh_since(roots),
-        added=change.added if change else frozenset(),
-        changed=change.changed if change else frozenset(),
-        removed=change.removed if change else frozenset(),
-        changed_at=change.at if change else None,
-    )
-
-
-def search(
-    live: LiveIndex,
-    query: str,
-    k: int,
-    offset: int,
-    scope: Scope,
-    roots: Sequence[Root],
-    deadline_s: float,
-) -> tuple[Answer, Freshness]:
-    """Answer from one generation, then make sure no hit comes from a file that changed since
-    it was indexed (a deleted or edited file is re-checked and the search run again)."""
-    for _ in range(3):
-        with live.view() as view:
-            index = view.library.sections if scope.kind == "sections" else view.library.windows
-            found = policy.answer(
-                query, k, offset, scope, index, view.corpus, view.library.tokenize, deadline_s=deadline_s
-            )
-            fresh = freshness(live, view, roots)
-        if not live.verify(d.unit for d in found.docs):
-            break
-    return found, fresh
-
-
-def explainer(live: LiveIndex, kind: str, terms: Sequence[str]) -> Any:
-    """Per hit: each query term's contribution to its score, and the fields it occurs in."""
-    library = live.library
-    index = library.sections if kind == "sections" else library.windows
-
-    def explain(doc: RetrievedDocument) -> list[MatchedTerm]:
-        fields = library.ranking.terms(doc.unit)
-        return [
-            MatchedTerm(term=term, contribution=round(share, 4), fields=where)
-            for term, share, where in index.explain(terms, fields)
-        ]
-
-    return explain
-
-
-def options_for(
-    live: LiveIndex,
-    kind: str,
-    query: str,
-    found: Answer,
-    fresh: Freshness,
-    detail: str,
-    max_tokens: int,
-    offset: int,
-    generation: int | None,
-) -> Options:
-    parsed = parse(query, live.library.tokenize)
-    return Options(
-        detail=detail,
-        max_tokens=clamp(max_tokens, MIN_MAX_TOKENS, MAX_MAX_TOKENS),
-        offset=offset,
-        freshness=fresh,
-        gen_changed=generation is not None and generation != fresh.generation,
-        terms=frozenset(parsed.terms),
-        tokenize=live.library.tokenize,
-        dropped=parsed.quoted if found.method == "bm25-relaxed" else (),
-        explain=explainer(live, kind, parsed.terms),
-        links=lambda doc: [LinkTo(text=x.text, path=x.path, uri=x.uri) for x in links(doc.unit, live.corpus)],
-    )
-
-
 Query = Annotated[
     str,
-    Field(
-        description='A few specific words. "Quoted phrases" must match as written; a file name returns '
-        "that file."
-    ),
+    Field(description='A few specific words. "Quoted phrases" must match as written; a file name returns that file.'),
 ]
 MaxTokens = Annotated[
     int,
@@ -394,13 +308,9 @@ MaxTokens = Annotated[
 ]
 Detail = Annotated[
     Literal["paths", "snippets", "sections"],
-    Field(
-        description="paths: where each hit is (cheapest); snippets: its best lines; sections: its whole text."
-    ),
+    Field(description="paths: where each hit is (cheapest); snippets: its best lines; sections: its whole text."),
 ]
-Offset = Annotated[
-    int, Field(description="Skip this many hits (from next_offset in the last STATUS line).", ge=0)
-]
+Offset = Annotated[int, Field(description="Skip this many hits (from next_offset in the last STATUS line).", ge=0)]
 Generation = Annotated[
     int | None,
     Field(description="The gen= of the page you are continuing; the answer says if the index changed since."),
@@ -455,9 +365,7 @@ def create_server(live: LiveIndex, config: Config, watch_factory: WatchFactory =
         if not query.strip():
             return error_result(EMPTY_QUERY)
         if root is not None and root not in {r.label for r in agents_roots}:
-            return error_result(
-                f"unknown root {root!r}; .AGENTS roots: {', '.join(r.label for r in agents_roots)}"
-            )
+            return error_result(f"unknown root {root!r}; .AGENTS roots: {', '.join(r.label for r in agents_roots)}")
         server.catch_up()
         scope = Scope("sections", path_prefix, root)
         found, fresh = search(live, query, clamp(k, 1, 20), offset, scope, agents_roots, config.deadline_s)
@@ -507,9 +415,7 @@ def create_server(live: LiveIndex, config: Config, watch_factory: WatchFactory =
     def context_for_path(
         path: Annotated[
             str,
-            Field(
-                description="The source file you are about to edit, relative to the project: src/api/auth.py."
-            ),
+            Field(description="The source file you are about to edit, relative to the project: src/api/auth.py."),
         ],
         max_tokens: MaxTokens = DEFAULT_MAX_TOKENS,
         detail: Detail = "sections",
@@ -518,7 +424,7 @@ def create_server(live: LiveIndex, config: Config, watch_factory: WatchFactory =
             return error_result("path is required: pass the source file's path, e.g. 'src/api/auth.py'")
         server.catch_up()
         with live.view() as view:
-            items = applicable(view.corpus, lambda f: section_units(f.path, f.uri, f.text), path)
+            items = applicable(view.corpus, sections_of, path)
             fresh = freshness(live, view, agents_roots)
         found = Answer([RetrievedDocument(a.unit, a.specificity) for a in items], "applies", None, len(items))
         options = Options(
@@ -528,9 +434,7 @@ def create_server(live: LiveIndex, config: Config, watch_factory: WatchFactory =
             applies={a.unit.id: a.reason for a in items},
             miss=f"no context applies to: {path} (add globs: front matter to a rule, an AGENTS.md in "
             "its folder, or a heading that names its folder)",
-            links=lambda doc: [
-                LinkTo(text=x.text, path=x.path, uri=x.uri) for x in links(doc.unit, live.corpus)
-            ],
+            links=lambda doc: [LinkTo(text=x.text, path=x.path, uri=x.uri) for x in links(doc.unit, live.corpus)],
         )
         return tool_result(render_context(path, found, options))
 
@@ -659,9 +563,7 @@ def advertise_list_changed(server: MCPServer[Any]) -> None:
     lowlevel = server._lowlevel_server
     build = lowlevel.create_initialization_options
 
-    def with_list_changed(
-        notification_options: NotificationOptions | None = None, *args: Any, **kwargs: Any
-    ) -> Any:
+    def with_list_changed(notification_options: NotificationOptions | None = None, *args: Any, **kwargs: Any) -> Any:
         options = notification_options or NotificationOptions(resources_changed=True)
         return build(options, *args, **kwargs)
 
@@ -725,7 +627,7 @@ def make_lifespan(live: LiveIndex, config: Config, watch_factory: WatchFactory) 
                 loop.call_soon_threadsafe(_offer, send, (root, change))
 
         async def on_change(changes: Changes | None) -> None:
-            await anyio.to_thread.run_sync(route, live, changes)
+            await anyio.to_thread.run_sync(live.route, changes)
 
         live.listeners.append(on_update)
         async with anyio.create_task_group() as tg:
@@ -745,28 +647,6 @@ def make_lifespan(live: LiveIndex, config: Config, watch_factory: WatchFactory) 
 def _offer(send: Any, item: tuple[Root, Change]) -> None:
     with contextlib.suppress(anyio.WouldBlock, anyio.ClosedResourceError, anyio.BrokenResourceError):
         send.send_nowait(item)
-
-
-def route(live: LiveIndex, changes: Changes | None) -> None:
-    """Apply one watcher report: a full stat sweep (None), a batch, or a quiet tick (empty)."""
-    if changes is None:
-        live.rebuild()
-        return
-    seen = time.time()
-    by_root: dict[str, list[str]] = {}
-    for _, path in changes:
-        root = watched_root(live.roots, path)
-        if root is not None:
-            by_root.setdefault(root.label, []).append(path)
-    for root in live.roots:
-        if root.label in by_root:
-            if root.kind is RootKind.AGENTS:
-                live.sweep(root)  # small: a stat sweep also catches what events miss
-            else:
-                live.refresh(root, by_root[root.label])
-        elif root.kind is RootKind.DOCS:
-            live.mark_fresh(root, seen)
-    live.retry_pending()
 
 
 async def notifier(server: AgentsServer, state: AppState, receive: Any) -> None:
@@ -800,21 +680,21 @@ def version() -> str:
         return "0+unknown"
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="agents-context",
-        description="An MCP stdio server for a project's .AGENTS/ folder: pinned context, BM25 "
-        "section search, resources, and a live index. 'agents-context serve' is the same command.",
-    )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
-    parser.add_argument(
+COMMANDS = ("serve", "search", "read", "outline", "status", "eval", "doctor")
+
+
+def _corpus_flags() -> argparse.ArgumentParser:
+    """The flags every command shares: which corpus, read how."""
+    flags = argparse.ArgumentParser(add_help=False)
+    group = flags.add_argument_group("corpus")
+    group.add_argument(
         "--root",
         metavar="DIR",
         action="append",
         help="a .AGENTS folder; repeat it for a monorepo with one per package (default: "
         "$AGENTS_CONTEXT_ROOT, else ./.AGENTS or ./.agents)",
     )
-    parser.add_argument(
+    group.add_argument(
         "--conventional",
         metavar="DIR",
         nargs="?",
@@ -825,91 +705,154 @@ def build_parser() -> argparse.ArgumentParser:
         "(DIR: the project folder; default: the parent of the first --root, else the current "
         "folder). On by itself when there is no .AGENTS folder; the root AGENTS.md is pinned",
     )
-    parser.add_argument(
+    group.add_argument(
         "--docs",
         metavar="DIR",
         action="append",
+        nargs="?",
+        const="",
         default=[],
-        help="a documentation folder searched by search_docs only (repeatable)",
+        help="a documentation folder searched by search_docs only (repeatable); for 'search', "
+        "--docs alone means search passages as search_docs does",
     )
-    parser.add_argument(
+    group.add_argument(
         "--pin",
         metavar="REL",
         action="append",
         help="pin this path of the .AGENTS folder instead of overview.md and "
         "conventions.md (repeatable; --pin '' pins nothing)",
     )
-    parser.add_argument(
+    group.add_argument(
         "--max-file-bytes",
         type=int,
         default=DEFAULT_MAX_BYTES,
         metavar="N",
-        help="skip files larger than this (default: 1 MiB)",
+        help="skip larger files (default: 1 MiB)",
     )
-    parser.add_argument(
-        "--pinned-budget",
-        type=int,
-        default=briefing.PINNED_BUDGET_BYTES,
-        metavar="BYTES",
-        help="most bytes of pinned text pinned_context returns (default: 32768)",
-    )
-    parser.add_argument(
-        "--instructions-budget",
-        type=int,
-        default=briefing.INSTRUCTIONS_BUDGET_CHARS,
-        metavar="CHARS",
-        help="most characters of server instructions (default: 2048, Claude Code's limit)",
-    )
-    parser.add_argument(
-        "--debounce-ms",
-        type=int,
-        default=200,
-        metavar="MS",
-        help="wait this long for a burst of file changes to settle (default: 200)",
-    )
-    parser.add_argument(
-        "--deadline-ms",
-        type=int,
-        default=int(policy.DEADLINE_S * 1000),
-        metavar="MS",
-        help="a search still running after this long returns its best results so far, marked "
-        "partial=1 (default: 5000)",
-    )
-    parser.add_argument(
-        "--poll",
-        action="store_true",
-        help="watch by polling instead of OS events (network drives, containers); the server "
-        "also falls back to polling by itself when OS events fail",
-    )
-    parser.add_argument(
-        "--transport",
-        choices=["stdio", "http"],
-        default="stdio",
-        help="stdio (default; what desktop clients launch) or http (streamable HTTP, for clients "
-        "that prefer it and for one server shared by several clients)",
-    )
-    parser.add_argument(
-        "--host",
-        default="127.0.0.1",
-        help="with --transport http: the address to listen on (default: 127.0.0.1)",
-    )
-    parser.add_argument(
-        "--port", type=int, default=8000, help="with --transport http: the port (default: 8000)"
-    )
-    parser.add_argument(
-        "--log-level",
-        default="INFO",
-        choices=["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"],
-        help="default: INFO",
-    )
-    parser.add_argument("--log-file", metavar="PATH", help="also write the log to this file")
-    parser.add_argument(
+    group.add_argument(
         "--score-floor",
         type=float,
         default=DEFAULT_RANKING.score_floor,
         metavar="F",
         help="drop search hits scoring below F times the best hit's score, 0 to 1 "
         f"(default: {DEFAULT_RANKING.score_floor})",
+    )
+    group.add_argument(
+        "--log-level",
+        default=None,
+        choices=["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"],
+        help="default: INFO for serve, WARNING for the other commands",
+    )
+    group.add_argument("--log-file", metavar="PATH", help="also write the log to this file")
+    return flags
+
+
+def _budget_flags() -> argparse.ArgumentParser:
+    flags = argparse.ArgumentParser(add_help=False)
+    flags.add_argument(
+        "--pinned-budget",
+        type=int,
+        default=briefing.PINNED_BUDGET_BYTES,
+        metavar="BYTES",
+        help="most bytes of pinned text pinned_context returns (default: 32768)",
+    )
+    flags.add_argument(
+        "--instructions-budget",
+        type=int,
+        default=briefing.INSTRUCTIONS_BUDGET_CHARS,
+        metavar="CHARS",
+        help="most characters of server instructions (default: 2048, Claude Code's limit)",
+    )
+    return flags
+
+
+def _output_flags() -> argparse.ArgumentParser:
+    flags = argparse.ArgumentParser(add_help=False)
+    flags.add_argument("--json", action="store_true", help="print the result as JSON (schema: --json-schema)")
+    flags.add_argument("--json-schema", action="store_true", help="print the JSON Schema of --json and exit")
+    return flags
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="agents-context",
+        description="An MCP server for a project's .AGENTS/ folder (pinned context, BM25 section "
+        "search, resources, a live index), and a command line to see what agents see. Without a "
+        "command, or with 'serve', it runs the server.",
+        epilog="Run 'agents-context COMMAND --help' for a command's flags.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
+    commands = parser.add_subparsers(
+        dest="command", metavar="COMMAND", help="serve (default), search, read, outline, status, eval or doctor"
+    )
+    corpus, budgets, output = _corpus_flags(), _budget_flags(), _output_flags()
+    serve = commands.add_parser("serve", parents=[corpus, budgets], help="run the MCP server (the default)")
+    serve.add_argument(
+        "--debounce-ms",
+        type=int,
+        default=200,
+        metavar="MS",
+        help="wait this long for a burst of file changes to settle (default: 200)",
+    )
+    serve.add_argument(
+        "--deadline-ms",
+        type=int,
+        default=int(policy.DEADLINE_S * 1000),
+        metavar="MS",
+        help="a search still running after this long returns its best results so far, marked partial=1 (default: 5000)",
+    )
+    serve.add_argument(
+        "--poll",
+        action="store_true",
+        help="watch by polling instead of OS events (network drives, containers); the server "
+        "also falls back to polling by itself when OS events fail",
+    )
+    serve.add_argument(
+        "--transport",
+        choices=["stdio", "http"],
+        default="stdio",
+        help="stdio (default; what desktop clients launch) or http (streamable HTTP, for clients "
+        "that prefer it and for one server shared by several clients)",
+    )
+    serve.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="with --transport http: the address to listen on (default: 127.0.0.1)",
+    )
+    serve.add_argument("--port", type=int, default=8000, help="with --transport http: the port (default: 8000)")
+
+    search_cmd = commands.add_parser(
+        "search", parents=[corpus, output], help="search as context_search does (or search_docs, with --docs)"
+    )
+    search_cmd.add_argument("query", help="what to search for")
+    search_cmd.add_argument("-k", type=int, default=None, help="most hits (default: 3; 5 with --docs)")
+    search_cmd.add_argument(
+        "--detail", choices=["paths", "snippets", "sections"], default="sections", help="what each hit shows"
+    )
+    search_cmd.add_argument("--max-tokens", type=int, default=4000, help="budget for the answer (default: 4000)")
+    search_cmd.add_argument("--path-prefix", help="only files under this path")
+    search_cmd.add_argument("--in", dest="in_root", metavar="LABEL", help="only this root, by label")
+    search_cmd.add_argument("--offset", type=int, default=0, help="skip this many hits")
+
+    read_cmd = commands.add_parser(
+        "read", parents=[corpus, output], help="read a file, a section or lines, as read_context does"
+    )
+    read_cmd.add_argument(
+        "path", metavar="PATH[#section]", help="a display path, URI or path in .AGENTS; #anchor or #L1-L9"
+    )
+    read_cmd.add_argument("--start-line", type=int, help="first line")
+    read_cmd.add_argument("--end-line", type=int, help="last line")
+    read_cmd.add_argument("--max-tokens", type=int, default=4000, help="budget for the answer (default: 4000)")
+
+    commands.add_parser("outline", parents=[corpus, output], help="every .AGENTS file with its sections")
+    commands.add_parser("status", parents=[corpus, output], help="what the index holds and what was skipped")
+    eval_cmd = commands.add_parser(
+        "eval", parents=[corpus, output], help="score context_search on questions with known answers"
+    )
+    eval_cmd.add_argument("questions", type=Path, metavar="QUESTIONS.jsonl", help="one JSON question a line")
+    eval_cmd.add_argument("-k", type=int, default=3, help="a hit must be in the top k (default: 3)")
+    commands.add_parser(
+        "doctor", parents=[corpus, budgets, output], help="lint the corpus; exit 1 on errors (use it in CI)"
     )
     return parser
 
@@ -947,9 +890,7 @@ def load_config(args: argparse.Namespace, cwd: Path | None = None) -> tuple[Conf
     conventional: Path | None = None
     if args.conventional:
         conventional = (
-            Path(args.conventional)
-            if isinstance(args.conventional, str)
-            else (agents[0].parent if agents else cwd)
+            Path(args.conventional) if isinstance(args.conventional, str) else (agents[0].parent if agents else cwd)
         )
     elif not agents:
         if not has_conventional_files(cwd):
@@ -962,14 +903,14 @@ def load_config(args: argparse.Namespace, cwd: Path | None = None) -> tuple[Conf
     config = Config(
         agents=agents,
         conventional=conventional,
-        docs=[Path(d) for d in args.docs],
+        docs=[Path(d) for d in args.docs if d],
         pins=args.pin,
         max_file_bytes=args.max_file_bytes,
-        pinned_budget=args.pinned_budget,
-        instructions_budget=args.instructions_budget,
-        debounce_ms=args.debounce_ms,
-        poll=args.poll,
-        deadline_s=args.deadline_ms / 1000,
+        pinned_budget=getattr(args, "pinned_budget", briefing.PINNED_BUDGET_BYTES),
+        instructions_budget=getattr(args, "instructions_budget", briefing.INSTRUCTIONS_BUDGET_CHARS),
+        debounce_ms=getattr(args, "debounce_ms", 200),
+        poll=getattr(args, "poll", False),
+        deadline_s=getattr(args, "deadline_ms", policy.DEADLINE_S * 1000) / 1000,
     )
     return config, make_roots(agents, config.docs, conventional)
 
@@ -987,14 +928,29 @@ def has_conventional_files(folder: Path) -> bool:
 
 def main(argv: Sequence[str] | None = None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["eval"]:
-        from retrieval.evaluate import main as evaluate
-
-        raise SystemExit(evaluate(argv[1:]))
-    if argv[:1] == ["serve"]:
-        argv = argv[1:]
+    if argv in (["-h"], ["--help"]):  # the commands, then every flag of the default one
+        parser = build_parser()
+        serve = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices["serve"]
+        print(parser.format_help() + "\n" + serve.format_help())  # noqa: T201 - the help text
+        raise SystemExit(0)
+    if not argv or (argv[0] not in COMMANDS and argv[0] != "--version"):
+        argv = ["serve", *argv]
     args = build_parser().parse_args(argv)
-    configure_logging(args.log_level, args.log_file)
+    if args.command != "serve":
+        raise SystemExit(run_command(args))
+    configure_logging(args.log_level or "INFO", args.log_file)
+    live, config = open_index(args)
+    announce(live)
+    server = create_server(live, config)
+    if args.transport == "http":
+        anyio.run(run_http, server, args.host, args.port)
+    else:
+        log.info("# waiting for an MCP client on stdin")
+        anyio.run(server.run_stdio_async)
+
+
+def open_index(args: argparse.Namespace) -> tuple[LiveIndex, Config]:
+    """The corpus the flags name, indexed; exit status 2 with the reason if it cannot be."""
     try:
         config, roots = load_config(args)
     except CorpusError as exc:
@@ -1005,14 +961,66 @@ def main(argv: Sequence[str] | None = None) -> None:
         raise SystemExit(2)
     ranking = DEFAULT_RANKING.but(score_floor=args.score_floor)
     pins = PinSet(config.pins) if config.pins is not None else None
-    live = LiveIndex(roots, pins, config.max_file_bytes, ranking=ranking)
-    announce(live)
-    server = create_server(live, config)
-    if args.transport == "http":
-        anyio.run(run_http, server, args.host, args.port)
+    return LiveIndex(roots, pins, config.max_file_bytes, ranking=ranking, progress=progress), config
+
+
+def progress(message: str) -> None:
+    logging.getLogger("agents_context.progress").info("# %s", message)
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """A command for people: the same functions the tools use, readable on a terminal, plain when
+    piped, JSON with --json."""
+    try:
+        return _run_command(args)
+    except BrokenPipeError:  # `agents-context outline | head`: the reader left, which is fine
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+
+
+def _run_command(args: argparse.Namespace) -> int:
+    if args.json_schema:
+        print(json.dumps(commands.SCHEMAS[args.command].model_json_schema(), indent=2))  # noqa: T201 - a CLI command
+        return 0
+    configure_logging(args.log_level or "WARNING", args.log_file)
+    logging.getLogger("agents_context.progress").setLevel(logging.INFO)  # progress on a large tree
+    live, _ = open_index(args)
+    try:
+        output = _dispatch(args, live)
+    except (CorpusError, evaluate.QuestionError, OSError) as exc:
+        log.error("%s", exc)
+        return 2
+    if args.json:
+        print(output.model.model_dump_json(indent=2))  # noqa: T201 - a CLI command
+    elif sys.stdout.isatty() and output.show is not None:
+        output.show(Console())
     else:
-        log.info("# waiting for an MCP client on stdin")
-        anyio.run(server.run_stdio_async)
+        print(output.text)  # noqa: T201 - a CLI command
+    return output.code
+
+
+def _dispatch(args: argparse.Namespace, live: LiveIndex) -> commands.Output:
+    if args.command == "search":
+        return commands.run_search(
+            live,
+            args.query,
+            bool(args.docs),
+            args.k,
+            args.detail,
+            args.max_tokens,
+            args.path_prefix,
+            args.in_root,
+            args.offset,
+        )
+    if args.command == "read":
+        return commands.run_read(live, args.path, args.start_line, args.end_line, args.max_tokens)
+    if args.command == "outline":
+        return commands.run_outline(live)
+    if args.command == "status":
+        return commands.run_status(live)
+    if args.command == "eval":
+        return commands.run_eval(live, args.questions, args.k)
+    return commands.run_doctor(live, args.pinned_budget, args.instructions_budget)
 
 
 async def run_http(server: AgentsServer, host: str, port: int) -> None:

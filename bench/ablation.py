@@ -12,9 +12,7 @@ def steps() -> list[tuple[str, Ranking]]:
     identifiers = Tokenizer(stem=False, stop_words=LUCENE)
     stemmed = Tokenizer(stop_words=LUCENE)
     tokens = DEFAULT.tokenize
-    fields = PLAIN.but(
-        tokenize=tokens, heading_weight=DEFAULT.heading_weight, path_weight=DEFAULT.path_weight
-    )
+    fields = PLAIN.but(tokenize=tokens, heading_weight=DEFAULT.heading_weight, path_weight=DEFAULT.path_weight)
     return [
         ("plain BM25, the ranking before issue 5", PLAIN),
         ("+ NFKC, accent folding, CJK bigrams", PLAIN.but(tokenize=folded)),

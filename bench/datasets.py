@@ -59,9 +59,7 @@ def markdown_dev(data: Path) -> MarkdownDev:
         also = row.get("also_acceptable") or []
         assert isinstance(also, list)
         acceptable = (expected, *((f"{name}/{a['path']}", str(a["heading"])) for a in also))
-        dev.questions.append(
-            Question(name, str(row["question"]), expected, acceptable, bool(row["paraphrased"]))
-        )
+        dev.questions.append(Question(name, str(row["question"]), expected, acceptable, bool(row["paraphrased"])))
     return dev
 
 
@@ -84,8 +82,7 @@ class Collection:
 def beir(data: Path, name: str, qrels_file: str = "qrels.tsv") -> Collection:
     base = data / name
     docs = {
-        str(r["id"]): (str(r.get("title") or ""), str(r.get("text") or ""))
-        for r in read_jsonl(base / "corpus.jsonl")
+        str(r["id"]): (str(r.get("title") or ""), str(r.get("text") or "")) for r in read_jsonl(base / "corpus.jsonl")
     }
     queries = {str(r["id"]): str(r["text"]) for r in read_jsonl(base / "queries.jsonl")}
     qrels: dict[str, dict[str, int]] = {}

@@ -168,9 +168,7 @@ def bench_updates(tmp: Path, sizes: list[int], updates: int) -> list[dict[str, A
         refresh_times, sweep_times = [], []
         for i in range(updates):
             path = rng.choice(paths)
-            path.write_text(
-                path.read_text() + f"\n## Added {i}\n\nupdate{i} {' '.join(rng.choices(VOCAB, k=80))}\n"
-            )
+            path.write_text(path.read_text() + f"\n## Added {i}\n\nupdate{i} {' '.join(rng.choices(VOCAB, k=80))}\n")
             t0 = time.perf_counter()
             assert live.refresh(r, [path]).count == 1
             refresh_times.append(time.perf_counter() - t0)
@@ -222,9 +220,7 @@ def machine() -> str:
     cpuinfo = Path("/proc/cpuinfo")
     if cpuinfo.exists():
         names = [
-            line.split(":", 1)[1].strip()
-            for line in cpuinfo.read_text().splitlines()
-            if line.startswith("model name")
+            line.split(":", 1)[1].strip() for line in cpuinfo.read_text().splitlines() if line.startswith("model name")
         ]
         cpu = f"{names[0]} x{len(names)}" if names else cpu
     return f"{cpu}, {platform.system()} {platform.release()}, Python {platform.python_version()}"
@@ -261,9 +257,7 @@ def main() -> None:
             print(f"delete: {fmt(t['delete'])}; stale answers: {t['stale_answers_after_delete']}\n")
         results["updates"] = bench_updates(tmp, sizes, 10 if args.smoke else 40)
         print("## one-file update against a full rebuild")
-        print(
-            "| sections | files | full rebuild | one-file update p50 / p95 | ratio | stat sweep, no change |"
-        )
+        print("| sections | files | full rebuild | one-file update p50 / p95 | ratio | stat sweep, no change |")
         print("|---|---|---|---|---|---|")
         for row in results["updates"]:
             u, s = row["one_file_update"], row["stat_sweep_no_change"]

@@ -47,8 +47,7 @@ SECTION_DEPTH = 10
 PUBLISHED = {
     "scifact": "nDCG@10: BEIR 0.665; Anserini flat 0.679, multifield 0.665; PyTerrier 0.684; "
     "Lucene(1.5,0.75) 0.687; Elasticsearch 0.690",
-    "cranfield": "no authoritative figure; plain BM25 without stemming (0.9, 0.4) "
-    "about nDCG@10 0.36, MAP 0.28",
+    "cranfield": "no authoritative figure; plain BM25 without stemming (0.9, 0.4) about nDCG@10 0.36, MAP 0.28",
     "markdown-dev": "plain BM25 over sections: section hit@3 0.62 (with also_acceptable), file hit@3 0.80",
 }
 
@@ -125,9 +124,7 @@ class Okapi:
         self.units = list(units)
         self.tokenize = tokenize
         self.model = BM25Okapi([list(tokenize(u.text)) or [""] for u in self.units])
-        self.order = sorted(
-            range(len(self.units)), key=lambda i: (self.units[i].path, self.units[i].start_line)
-        )
+        self.order = sorted(range(len(self.units)), key=lambda i: (self.units[i].path, self.units[i].start_line))
         self.rank_of = np.empty(len(self.units), dtype=np.int64)
         self.rank_of[self.order] = np.arange(len(self.units))
 
@@ -159,14 +156,10 @@ class MarkdownRuns:
     def scores(self, questions: Sequence[Question], okapi: bool = False) -> MarkdownScores:
         sections = self.okapi_sections if okapi else self.ours_sections
         windows = self.okapi_windows if okapi else self.ours_windows
-        return score_markdown(
-            questions, lambda q: sections[q.text], lambda q: windows[q.text], self.section_of
-        )[0]
+        return score_markdown(questions, lambda q: sections[q.text], lambda q: windows[q.text], self.section_of)[0]
 
     def misses(self, questions: Sequence[Question]) -> list[tuple[Question, Ranked]]:
-        return score_markdown(questions, lambda q: self.ours_sections[q.text], lambda q: [], self.section_of)[
-            1
-        ]
+        return score_markdown(questions, lambda q: self.ours_sections[q.text], lambda q: [], self.section_of)[1]
 
 
 def run_markdown(dev: MarkdownDev, ranking: Ranking, questions: Sequence[Question]) -> MarkdownRuns:

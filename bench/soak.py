@@ -53,9 +53,7 @@ async def soak(seconds: float, seed: int) -> dict[str, object]:
     docs = tmp / "docs"
     for i in range(500):
         (docs / f"d{i // 50}").mkdir(parents=True, exist_ok=True)
-        (docs / f"d{i // 50}" / f"page{i}.md").write_text(
-            f"# Page {i}\n\n{' '.join(rng.choices(WORDS, k=200))}\n"
-        )
+        (docs / f"d{i // 50}" / f"page{i}.md").write_text(f"# Page {i}\n\n{' '.join(rng.choices(WORDS, k=200))}\n")
     params = StdioServerParameters(
         command=sys.executable, args=[str(REPO / "server.py"), "--root", str(agents), "--docs", str(docs)]
     )
@@ -77,9 +75,7 @@ async def soak(seconds: float, seed: int) -> dict[str, object]:
                     elif kind < 0.6:
                         result = await client.call_tool(rng.choice(["pinned_context", "context_status"]), {})
                     elif kind < 0.65:
-                        result = await client.call_tool(
-                            "read_context", {"path": "security.md", "section": "Secrets"}
-                        )
+                        result = await client.call_tool("read_context", {"path": "security.md", "section": "Secrets"})
                     else:
                         target = agents / f"soak{rng.randrange(30)}.md"
                         page = docs / f"d{rng.randrange(10)}" / f"page{rng.randrange(500)}.md"

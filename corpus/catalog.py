@@ -106,9 +106,7 @@ class Corpus:
 
 def load(roots: Sequence[Root], pins: PinSet | None = None, max_bytes: int = DEFAULT_MAX_BYTES) -> Corpus:
     """Walk and read every root."""
-    corpus = Corpus(
-        list(roots), PinSet() if pins is None else pins, max_bytes, explicit_pins=pins is not None
-    )
+    corpus = Corpus(list(roots), PinSet() if pins is None else pins, max_bytes, explicit_pins=pins is not None)
     for root in roots:
         found = walk(root)
         corpus.skipped.extend(found.skipped)

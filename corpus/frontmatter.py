@@ -23,11 +23,6 @@ class FrontMatter:
     globs: tuple[str, ...] = ()
     always_apply: bool = False
 
-    @property
-    def text(self) -> str:
-        """What is indexed for ranking: title, description and tags."""
-        return " ".join(p for p in (self.title or "", self.description or "", " ".join(self.tags)) if p)
-
 
 EMPTY = FrontMatter()
 
@@ -55,9 +50,7 @@ def parse(name: str, text: str) -> FrontMatter:
 
 
 def _text(value: object) -> str | None:
-    return (
-        " ".join(str(value).split()) if isinstance(value, (str, int, float)) and str(value).strip() else None
-    )
+    return " ".join(str(value).split()) if isinstance(value, (str, int, float)) and str(value).strip() else None
 
 
 def _items(value: object) -> tuple[str, ...]:

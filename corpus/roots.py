@@ -54,9 +54,7 @@ class Root:
     """Default pins of this root, when they differ from overview.md and conventions.md."""
 
 
-def find_agents_root(
-    given: str | None, env: Mapping[str, str] | None = None, cwd: Path | None = None
-) -> Path:
+def find_agents_root(given: str | None, env: Mapping[str, str] | None = None, cwd: Path | None = None) -> Path:
     """The `.AGENTS` folder: `--root`, else `$AGENTS_CONTEXT_ROOT`, else `./.AGENTS` or `./.agents`.
 
     Raises `RootNotFound` with a message that says where it looked and how to point elsewhere.
@@ -94,9 +92,7 @@ def _existing_dir(path: Path, source: str) -> Path:
     return path
 
 
-def make_roots(
-    agents: Sequence[Path], docs: Sequence[Path] = (), conventional: Path | None = None
-) -> list[Root]:
+def make_roots(agents: Sequence[Path], docs: Sequence[Path] = (), conventional: Path | None = None) -> list[Root]:
     """Resolve each root once and label it by its folder name, `-2`, `-3` on repeats.
 
     Labels are compared case-insensitively, so two roots never get labels that differ only in case

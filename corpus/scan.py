@@ -101,9 +101,7 @@ def walk(root: Root, under: str = "", rules: IgnoreRules | None = None) -> Walk:
             with os.scandir(folder) as it:
                 entries = sorted(it, key=lambda e: e.name)
         except OSError as exc:
-            skipped.append(
-                SkippedFile(root, prefix.rstrip("/") or ".", f"unreadable folder ({exc.strerror})")
-            )
+            skipped.append(SkippedFile(root, prefix.rstrip("/") or ".", f"unreadable folder ({exc.strerror})"))
             continue
         rules.load(prefix.rstrip("/"))
         for entry in entries:

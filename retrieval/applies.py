@@ -86,11 +86,7 @@ def applicable(
                     for u in units:
                         offer(Applicable(u, f"globs: {glob}", 3, literal))
             folder = str(PurePosixPath(f.rel).parent)
-            if (
-                f.rel.rsplit("/", 1)[-1] == "AGENTS.md"
-                and not f.pinned
-                and (rel + "/").startswith(folder + "/")
-            ):
+            if f.rel.rsplit("/", 1)[-1] == "AGENTS.md" and not f.pinned and (rel + "/").startswith(folder + "/"):
                 for u in units:
                     offer(Applicable(u, f"AGENTS.md in {folder}/", 2, folder.count("/") + 1))
             if several and f.pinned and not root.include:

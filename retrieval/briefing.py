@@ -104,9 +104,7 @@ def pinned_context(
 # --- instructions ---------------------------------------------------------------------------
 
 
-def instructions(
-    corpus: Corpus, budget_chars: int = INSTRUCTIONS_BUDGET_CHARS, has_docs: bool = False
-) -> str:
+def instructions(corpus: Corpus, budget_chars: int = INSTRUCTIONS_BUDGET_CHARS, has_docs: bool = False) -> str:
     """Server instructions within `budget_chars`, in the order the README gives."""
     files = pinned(corpus)
     names = ", ".join(f.path for f in files) or "none"
@@ -133,12 +131,8 @@ def instructions(
     # the manifest then takes the richest level of detail that still fits.
     candidates: list[Sequence[str]] = []
     if files:
-        candidates += [
-            [about, inline_note, search, caveat, pinned_text, manifest(corpus, d)] for d in range(4)
-        ]
-    candidates += [
-        [about, call_pinned if files else "", search, caveat, manifest(corpus, d)] for d in range(4)
-    ]
+        candidates += [[about, inline_note, search, caveat, pinned_text, manifest(corpus, d)] for d in range(4)]
+    candidates += [[about, call_pinned if files else "", search, caveat, manifest(corpus, d)] for d in range(4)]
     for parts in candidates:
         text = "\n\n".join(p for p in parts if p)
         if len(text) <= budget_chars:

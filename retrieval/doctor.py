@@ -21,7 +21,7 @@ from retrieval.index import BM25Index
 from retrieval.library import Library
 from retrieval.links import hrefs
 from retrieval.sections import INTRO
-from retrieval.units import Unit, section_units
+from retrieval.units import Unit, sections_of
 
 LARGE_WORDS = 800
 """A section longer than this is a poor search unit: it costs ~1,000 tokens each time it is hit."""
@@ -49,9 +49,7 @@ class Report(BaseModel):
     errors: int
     warnings: int
     findings: list[Finding]
-    instructions: str = Field(
-        description="The server instructions exactly as a Claude Code model would see them."
-    )
+    instructions: str = Field(description="The server instructions exactly as a Claude Code model would see them.")
 
 
 def diagnose(
@@ -64,7 +62,7 @@ def diagnose(
     searchable = briefing.searchable(corpus)
     all_sections = 0
     for f in sorted(corpus.files.values(), key=lambda f: f.path):
-        units = section_units(f.path, f.uri, f.text)
+        units = sections_of(f)
         if f.root.kind.value == "agents":
             all_sections += len(units)
             findings += _structure(f, units, library.tokenize)
@@ -195,9 +193,7 @@ _SECRETS: Sequence[tuple[str, re.Pattern[str]]] = (
     ("JSON web token", re.compile(r"\beyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\b")),
     (
         "assigned secret",
-        re.compile(
-            r"(?i)\b(?:api[_-]?key|secret|token|password|passwd)\s*[:=]\s*['\"]?([A-Za-z0-9+/_\-]{16,})"
-        ),
+        re.compile(r"(?i)\b(?:api[_-]?key|secret|token|password|passwd)\s*[:=]\s*['\"]?([A-Za-z0-9+/_\-]{16,})"),
     ),
 )
 
@@ -246,9 +242,7 @@ def _links(f: CorpusFile, units: list[Unit], corpus: Corpus) -> list[Finding]:
                     )
                 )
             elif fragment:
-                known = [
-                    x.anchor or "" for x in section_units(target_file.path, target_file.uri, target_file.text)
-                ]
+                known = [x.anchor or "" for x in sections_of(target_file)]
                 if fragment.casefold() not in known:
                     out.append(
                         _warn(

@@ -23,11 +23,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
+from pydantic import BaseModel, Field
+
 from corpus.catalog import Corpus, load
 from corpus.errors import CorpusError
 from corpus.roots import find_agents_root, make_roots
 from corpus.rules import PinSet
-from retrieval.library import index_corpus
+from retrieval.library import Library, index_corpus
 from retrieval.retriever import RetrievalRequest, RetrievedDocument
 
 DEPTH = 10
@@ -66,9 +68,7 @@ def read_questions(path: Path, label: str) -> list[EvalQuestion]:
             if not isinstance(text, str) or not text.strip() or not isinstance(expected, str):
                 raise TypeError("question and expected_path must be non-empty strings")
             targets = [Target(display(expected, label), row.get("expected_heading"))]
-            targets += [
-                Target(display(a["path"], label), a.get("heading")) for a in row.get("also_acceptable", [])
-            ]
+            targets += [Target(display(a["path"], label), a.get("heading")) for a in row.get("also_acceptable", [])]
         except (ValueError, KeyError, TypeError) as exc:
             raise QuestionError(f"{path}:{number}: {type(exc).__name__}: {exc}") from None
         questions.append(EvalQuestion(text, tuple(targets)))
@@ -89,12 +89,30 @@ def is_hit(doc: RetrievedDocument, question: EvalQuestion) -> bool:
     return False
 
 
-def evaluate(corpus: Corpus, questions: Sequence[EvalQuestion], out: TextIO, k: int = 3) -> float:
-    """Print the report; return hit@k."""
-    retriever = index_corpus(corpus).section_retriever
+class Miss(BaseModel):
+    question: str
+    want_path: str
+    want_heading: str | None
+    rank: int | None = Field(description="Where the answer ranked (None: not in the top 10).")
+    note: str | None = Field(default=None, description="Why it cannot be found, when known.")
+    top: list[str] = Field(description="What came first instead: path > heading (score).")
+
+
+class EvalReport(BaseModel):
+    questions: int
+    k: int
+    hit_at_1: float
+    hit_at_k: float
+    mrr_at_10: float
+    misses: list[Miss] = Field(description="Questions whose answer is not in the top k.")
+
+
+def evaluate_report(library: Library, corpus: Corpus, questions: Sequence[EvalQuestion], k: int = 3) -> EvalReport:
+    """Rank every question as context_search does and score where its answer lands."""
+    retriever = library.section_retriever
     pinned = {f.path for f in corpus.files.values() if f.pinned}
     hit1 = hitk = rr = 0.0
-    misses: list[tuple[EvalQuestion, int | None, list[RetrievedDocument]]] = []
+    misses: list[Miss] = []
     for q in questions:
         found = retriever.retrieve(RetrievalRequest(q.text, max(DEPTH, k)))
         rank = next((i for i, d in enumerate(found, start=1) if is_hit(d, q)), None)
@@ -102,25 +120,56 @@ def evaluate(corpus: Corpus, questions: Sequence[EvalQuestion], out: TextIO, k: 
         hitk += rank is not None and rank <= k
         rr += 1.0 / rank if rank else 0.0
         if rank is None or rank > k:
-            misses.append((q, rank, found))
+            want = q.targets[0]
+            note = None
+            if want.path in pinned:
+                note = "that file is pinned; context_search does not search pinned files"
+            elif want.path not in corpus.files:
+                note = "no such file in the corpus"
+            top = [f"{d.unit.path} > {d.unit.heading} ({d.score:.2f})" for d in found[:k]]
+            misses.append(
+                Miss(
+                    question=q.text,
+                    want_path=want.path,
+                    want_heading=want.heading,
+                    rank=rank,
+                    note=note,
+                    top=top,
+                )
+            )
     n = len(questions) or 1
-    out.write(
-        f"questions: {len(questions)}  hit@1: {hit1 / n:.3f}  hit@{k}: {hitk / n:.3f}  "
-        f"MRR@{DEPTH}: {rr / n:.3f}\n"
+    return EvalReport(
+        questions=len(questions),
+        k=k,
+        hit_at_1=round(hit1 / n, 4),
+        hit_at_k=round(hitk / n, 4),
+        mrr_at_10=round(rr / n, 4),
+        misses=misses,
     )
-    if misses:
-        out.write(f"\nnot in the top {k} ({len(misses)}):\n")
-    for q, rank, found in misses:
-        want = q.targets[0]
-        where = f"rank {rank}" if rank else f"not in the top {DEPTH}"
-        out.write(f"\n- {q.text}\n  want: {want.path} > {want.heading or '(any section)'} ({where})\n")
-        if want.path in pinned:
-            out.write("  note: that file is pinned; context_search does not search pinned files\n")
-        elif want.path not in corpus.files:
-            out.write("  note: no such file in the corpus\n")
-        for i, d in enumerate(found[:k], start=1):
-            out.write(f"  {i}. {d.unit.path} > {d.unit.heading} ({d.score:.2f})\n")
-    return hitk / n
+
+
+def render(report: EvalReport) -> str:
+    k = report.k
+    lines = [
+        f"questions: {report.questions}  hit@1: {report.hit_at_1:.3f}  hit@{k}: {report.hit_at_k:.3f}  "
+        f"MRR@{DEPTH}: {report.mrr_at_10:.3f}"
+    ]
+    if report.misses:
+        lines.append(f"\nnot in the top {k} ({len(report.misses)}):")
+    for m in report.misses:
+        where = f"rank {m.rank}" if m.rank else f"not in the top {DEPTH}"
+        lines.append(f"\n- {m.question}\n  want: {m.want_path} > {m.want_heading or '(any section)'} ({where})")
+        if m.note:
+            lines.append(f"  note: {m.note}")
+        lines.extend(f"  {i}. {top}" for i, top in enumerate(m.top, start=1))
+    return "\n".join(lines)
+
+
+def evaluate(corpus: Corpus, questions: Sequence[EvalQuestion], out: TextIO, k: int = 3) -> float:
+    """Print the report; return hit@k."""
+    report = evaluate_report(index_corpus(corpus), corpus, questions, k)
+    out.write(render(report) + "\n")
+    return report.hit_at_k
 
 
 def main(argv: Sequence[str] | None = None) -> int:

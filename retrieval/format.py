@@ -217,9 +217,7 @@ def _cut(doc: RetrievedDocument, answer: Answer, options: Options, block: Block,
         return "\n".join([*kept, f"[... cut at line {last_line} of {u.start_line}-{u.end_line}]"])
 
     # Sized with the widest marker and footer, so the result never exceeds the budget.
-    bare = with_status(
-        body([block(doc, candidate([], u.end_line))], len(answer.docs) - 1), _status(answer, options, 1)
-    )
+    bare = with_status(body([block(doc, candidate([], u.end_line))], len(answer.docs) - 1), _status(answer, options, 1))
     room = options.limit - len(bare) - 12
     kept: list[str] = []
     used = 0
@@ -259,9 +257,7 @@ def _miss(line: str, answer: Answer, options: Options) -> Rendered:
     body = line
     if answer.nearest:
         near = [
-            f"- {n.path}:{n.start_line}-{n.end_line} ({n.heading}) {n.uri}"
-            if n.heading
-            else f"- {n.path} {n.uri}"
+            f"- {n.path}:{n.start_line}-{n.end_line} ({n.heading}) {n.uri}" if n.heading else f"- {n.path} {n.uri}"
             for n in answer.nearest
         ]
         body += "\n\nNearest headings and files (no word of the query matched; read one with read_context):\n"
@@ -283,9 +279,7 @@ def _result(answer: Answer, options: Options, texts: Sequence[str]) -> SearchRes
             uri=d.unit.uri,
             section_uri=d.unit.section_uri,
             citation=d.unit.citation,
-            matched_terms=options.explain(d)
-            if options.explain and answer.method not in ("path", "applies")
-            else [],
+            matched_terms=options.explain(d) if options.explain and answer.method not in ("path", "applies") else [],
             links=options.links(d) if options.links else [],
             applies=options.applies.get(d.unit.id) if options.applies is not None else None,
         )

@@ -278,9 +278,7 @@ class BM25Index(Generic[T]):
         df = self.df(term)
         return math.log(1.0 + (self._n - df + 0.5) / (df + 0.5))
 
-    def score_all(
-        self, terms: Sequence[str], weights: Sequence[float] | None = None
-    ) -> tuple[IntArray, FloatArray]:
+    def score_all(self, terms: Sequence[str], weights: Sequence[float] | None = None) -> tuple[IntArray, FloatArray]:
         """Slots with a positive score, and their scores (slot order).
 
         `weights` (one per term, default 1) scale each query term's contribution.
@@ -311,9 +309,9 @@ class BM25Index(Generic[T]):
         # Each document's contributions are summed in query-term order whatever the segment
         # layout, so the float result is the same as a fresh build's.
         docs, inverse = np.unique(np.concatenate(parts_docs), return_inverse=True)
-        scores: FloatArray = np.bincount(
-            inverse, weights=np.concatenate(parts_scores), minlength=len(docs)
-        ).astype(np.float64, copy=False)
+        scores: FloatArray = np.bincount(inverse, weights=np.concatenate(parts_scores), minlength=len(docs)).astype(
+            np.float64, copy=False
+        )
         positive = scores > 0
         return docs[positive], scores[positive]
 
@@ -351,9 +349,7 @@ class BM25Index(Generic[T]):
                     where.append(field.name)
             if tf:
                 weight = 1.0 if weights is None else weights[i]
-                shares.append(
-                    (term, self.idf(term) * weight * (tf * (self.k1 + 1.0)) / (tf + self.k1), where)
-                )
+                shares.append((term, self.idf(term) * weight * (tf * (self.k1 + 1.0)) / (tf + self.k1), where))
         return shares
 
     def containing_all(self, terms: Sequence[str]) -> IntArray:

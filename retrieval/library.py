@@ -42,13 +42,12 @@ class Library:
             self.windows, self.tokenize, ranking.score_floor, expand, ranking.redundancy
         )
 
-    def prepare(self, path: str, uri: str, text: str, searchable: bool, meta: str = "") -> Prepared:
-        """Chunk and tokenize one file; `searchable` files also get sections. `meta` (front matter
-        description and tags) is indexed with the file's first section and first window."""
-        heads = section_units(path, uri, text) if searchable or is_markdown(path) else []
+    def prepare(self, path: str, uri: str, text: str, searchable: bool, title: str | None = None) -> Prepared:
+        """Chunk and tokenize one file; `searchable` files also get sections. A front matter
+        `title` heads every heading trail, so it ranks as the file's top heading."""
+        heads = section_units(path, uri, text, title) if searchable or is_markdown(path) else []
         windows = window_units(path, uri, text, self.ranking.structured_windows, heads)
-        extra = list(self.tokenize(meta)) if meta else []
-        return Prepared(self.docs(heads if searchable else [], extra), self.docs(windows, extra))
+        return Prepared(self.docs(heads if searchable else []), self.docs(windows))
 
     def apply(self, changes: Mapping[str, Prepared | None]) -> None:
         """Index prepared files and remove those mapped to None, as one update per index."""
@@ -62,25 +61,15 @@ class Library:
     def remove(self, path: str) -> None:
         self.apply({path: None})
 
-    def docs(self, units: Sequence[Unit], extra: Sequence[str] = ()) -> list[Doc[Unit]]:
-        """Units as documents of this library's indexes (its tokenizer, its fields); `extra` terms
-        join the first unit's body."""
-        docs = []
-        for i, u in enumerate(units):
-            fields = self.ranking.terms(u)
-            if i == 0 and extra:
-                fields = [[*fields[0], *extra], *fields[1:]]
-            docs.append(Doc(u, fields, (u.path, u.start_line)))
-        return docs
+    def docs(self, units: Sequence[Unit]) -> list[Doc[Unit]]:
+        """Units as documents of this library's indexes (its tokenizer, its fields)."""
+        return [Doc(u, self.ranking.terms(u), (u.path, u.start_line)) for u in units]
 
 
 def index_corpus(corpus: Corpus, library: Library | None = None) -> Library:
     """A library holding every file of `corpus`."""
     library = library or Library()
     library.apply(
-        {
-            f.path: library.prepare(f.path, f.uri, f.text, f.searchable, f.meta.text)
-            for f in corpus.files.values()
-        }
+        {f.path: library.prepare(f.path, f.uri, f.text, f.searchable, f.meta.title) for f in corpus.files.values()}
     )
     return library

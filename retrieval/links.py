@@ -33,9 +33,7 @@ def links(unit: Unit, corpus: Corpus) -> list[Link]:
         if parts.scheme or parts.netloc:
             continue  # http:, mailto:, agents:... are not relative links
         target = (
-            rel
-            if not parts.path
-            else posixpath.normpath(posixpath.join(posixpath.dirname(rel), unquote(parts.path)))
+            rel if not parts.path else posixpath.normpath(posixpath.join(posixpath.dirname(rel), unquote(parts.path)))
         )
         if target.startswith("../") or target == "..":
             continue  # leaves the root

@@ -28,15 +28,17 @@ from corpus.catalog import Corpus, CorpusFile
 from corpus.errors import NotInCorpus
 from corpus.ignore import IGNORE_FILES, IgnoreRules
 from corpus.read import DEFAULT_MAX_BYTES, Changing, FileText, Skipped, read_text, stamp
-from corpus.roots import Root, root_present
+from corpus.roots import Root, RootKind, root_present
 from corpus.rules import PinSet
 from corpus.scan import FileRef, SkippedFile, check_name, included, refused, walk
+from corpus.watch import watched_root
 from retrieval.library import Library, Prepared
 from retrieval.ranking import DEFAULT, Ranking
 from retrieval.units import Unit
 
 log = logging.getLogger("agents_context.index")
 
+PROGRESS_EVERY = 2000
 _RETRY_DELAYS = (0.02, 0.08, 0.2)
 """Seconds to wait before re-reading a file that changed while it was read."""
 SETTLE_S = 0.03
@@ -91,13 +93,14 @@ class LiveIndex:
         max_bytes: int = DEFAULT_MAX_BYTES,
         settle_s: float = SETTLE_S,
         ranking: Ranking = DEFAULT,
+        progress: Callable[[str], None] | None = None,
     ) -> None:
         self.roots = list(roots)
+        self.progress = progress
+        """Told how a large read goes (every `PROGRESS_EVERY` files), for people watching stderr."""
         self.settle_s = settle_s
         self.ranking = ranking
-        self.corpus = Corpus(
-            self.roots, PinSet() if pins is None else pins, max_bytes, explicit_pins=pins is not None
-        )
+        self.corpus = Corpus(self.roots, PinSet() if pins is None else pins, max_bytes, explicit_pins=pins is not None)
         self.library = Library(ranking)
         self.generation = 0
         self.last_change: Change | None = None
@@ -175,6 +178,28 @@ class LiveIndex:
                 changed |= self.refresh(root, stale[root.label]).count > 0
         return changed
 
+    def route(self, changes: Iterable[tuple[object, str]] | None) -> None:
+        """Apply one watcher report: a full stat sweep (None), a batch of (change, path), or a
+        quiet tick (empty: every docs root is fresh as of now)."""
+        if changes is None:
+            self.rebuild()
+            return
+        seen = time.time()
+        by_root: dict[str, list[str]] = {}
+        for _, path in changes:
+            root = watched_root(self.roots, path)
+            if root is not None:
+                by_root.setdefault(root.label, []).append(path)
+        for root in self.roots:
+            if root.label in by_root:
+                if root.kind is RootKind.AGENTS:
+                    self.sweep(root)  # small: a stat sweep also catches what events miss
+                else:
+                    self.refresh(root, by_root[root.label])
+            elif root.kind is RootKind.DOCS:
+                self.mark_fresh(root, seen)
+        self.retry_pending()
+
     def rebuild(self) -> Change:
         """Sweep every root; the changes of all of them together."""
         changes = [self.sweep(root) for root in self.roots]
@@ -190,9 +215,7 @@ class LiveIndex:
         batch = _Batch()
         if not root_present(root):
             if self.present[root.label]:
-                log.warning(
-                    "root %s is gone (%s); serving nothing from it until it returns", root.label, root.path
-                )
+                log.warning("root %s is gone (%s); serving nothing from it until it returns", root.label, root.path)
             self.present[root.label] = False
             batch.removed = set(known)
             batch.unskipped = set(self._skipped[root.label])
@@ -228,11 +251,7 @@ class LiveIndex:
                 under = _with_prefix(listing, rel + "/")
             batch.unskipped.update([rel, *under])
             is_dir = path.is_dir() and not path.is_symlink()
-            reason = (
-                refused(root, rel, rules)
-                if not is_dir
-                else check_name(rel + "/x") or rules.ignored(rel, True)
-            )
+            reason = refused(root, rel, rules) if not is_dir else check_name(rel + "/x") or rules.ignored(rel, True)
             if reason:
                 if included(root, rel) or is_dir:
                     batch.skipped[rel] = SkippedFile(root, rel, reason)
@@ -256,7 +275,9 @@ class LiveIndex:
         wait = self.settle_s - (time.time() - newest)
         if refs and wait > 0:
             time.sleep(min(wait, self.settle_s))
-        for ref in refs:
+        for done, ref in enumerate(refs, start=1):
+            if self.progress is not None and len(refs) >= PROGRESS_EVERY and done % PROGRESS_EVERY == 0:
+                self.progress(f"indexing {root.label}: {done}/{len(refs)} files read")
             pending.discard(ref.rel)
             try:
                 text = _read_settled(root, ref, self.corpus.max_bytes)
@@ -276,9 +297,7 @@ class LiveIndex:
             batch.files[ref.rel] = f
             old = known.get(ref.rel)
             if old is None or old.digest != f.digest:
-                batch.prepared[f.path] = self.library.prepare(
-                    f.path, f.uri, f.text, f.searchable, f.meta.text
-                )
+                batch.prepared[f.path] = self.library.prepare(f.path, f.uri, f.text, f.searchable, f.meta.title)
 
     def _apply(self, root: Root, batch: _Batch) -> Change:
         with self._lock:

@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field
 from corpus.catalog import Corpus, CorpusFile
 from corpus.roots import RootKind
 from retrieval.sections import INTRO
-from retrieval.units import Unit, section_units
+from retrieval.units import Unit, sections_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,9 +34,7 @@ def nearest(query: str, units: Iterable[Unit], files: Iterable[CorpusFile], limi
     for u in units:
         if u.heading and u.heading != INTRO:
             text = " > ".join(u.trail)
-            candidates.append(
-                (_similar(q, text), Nearby(u.path, u.section_uri, text, u.start_line, u.end_line, 0.0))
-            )
+            candidates.append((_similar(q, text), Nearby(u.path, u.section_uri, text, u.start_line, u.end_line, 0.0)))
     candidates.extend((_similar(q, f.rel), Nearby(f.path, f.uri, None, None, None, 0.0)) for f in files)
     candidates.sort(key=lambda c: (-c[0], c[1].path, c[1].start_line or 0))
     return [
@@ -108,7 +106,7 @@ def outline(corpus: Corpus) -> Outline:
                     end_line=u.end_line,
                     tokens=len(u.text) // 4,
                 )
-                for u in section_units(f.path, f.uri, f.text)
+                for u in sections_of(f)
             ],
         )
         for f in agents
@@ -133,9 +131,7 @@ def render_outline(out: Outline) -> str:
         lines.append(f"{f.path} (~{f.tokens} tokens{', pinned' if f.pinned else ''})")
         for s in f.sections:
             indent = "  " * max(len(s.trail), 1)
-            lines.append(
-                f"{indent}{s.heading}  [lines {s.start_line}-{s.end_line}, ~{s.tokens} tokens] {s.uri}"
-            )
+            lines.append(f"{indent}{s.heading}  [lines {s.start_line}-{s.end_line}, ~{s.tokens} tokens] {s.uri}")
     lines.extend(
         f"{r.label}/ (docs root: {r.files} files, ~{r.tokens} tokens; search it with search_docs)"
         for r in out.roots

@@ -95,18 +95,12 @@ def answer(
     if not docs and query.phrases and not partial:
         method = "bm25-relaxed"
         reason = _relaxed_reason(query, scope)
-        docs, candidates, partial = _run(
-            retriever, RetrievalRequest(query_text, want, request.deadline, allow)
-        )
+        docs, candidates, partial = _run(retriever, RetrievalRequest(query_text, want, request.deadline, allow))
     if docs:
         return _done(Answer(docs[offset:want], method, reason, candidates, partial), started, clipped)
-    units = (
-        [u for f in _files(corpus, scope) for u in index.payloads(f.path)] if scope.kind == "sections" else []
-    )
+    units = [u for f in _files(corpus, scope) for u in index.payloads(f.path)] if scope.kind == "sections" else []
     near = nearest(query_text, units, _files(corpus, scope))
-    return _done(
-        Answer([], "outline", _miss_reason(query, scope, partial), 0, partial, near), started, clipped
-    )
+    return _done(Answer([], "outline", _miss_reason(query, scope, partial), 0, partial, near), started, clipped)
 
 
 _POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="retriever")
@@ -123,9 +117,7 @@ def _run(retriever: Retriever, request: RetrievalRequest) -> tuple[list[Retrieve
         future = _POOL.submit(retriever.retrieve, request)
         # A little grace past the deadline, so a retriever that honours it (a fusion raising
         # `Partial` with what it has) is heard rather than abandoned.
-        timeout = (
-            None if request.deadline is None else max(0.0, request.deadline - time.monotonic()) + _GRACE_S
-        )
+        timeout = None if request.deadline is None else max(0.0, request.deadline - time.monotonic()) + _GRACE_S
         try:
             docs = future.result(timeout=timeout)
         except FutureTimeout:

@@ -48,9 +48,7 @@ def contains(tokens: Sequence[str], phrase: Sequence[str]) -> bool:
     """`phrase` occurs in `tokens` as a contiguous run."""
     n = len(phrase)
     first = phrase[0]
-    return any(
-        tokens[i] == first and tuple(tokens[i : i + n]) == tuple(phrase) for i in range(len(tokens) - n + 1)
-    )
+    return any(tokens[i] == first and tuple(tokens[i : i + n]) == tuple(phrase) for i in range(len(tokens) - n + 1))
 
 
 def looks_like_path(raw: str) -> bool:

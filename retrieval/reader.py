@@ -15,7 +15,7 @@ from corpus.identity import AGENTS_SCHEME, DOCS_SCHEME, file_uri, split_fragment
 from corpus.roots import RootKind
 from retrieval.anchors import INTRO_ANCHOR, line_range
 from retrieval.sections import INTRO, split_lines
-from retrieval.units import Unit, section_units
+from retrieval.units import Unit, sections_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +53,11 @@ def read(
     corpus: Corpus, name: str, section: str | None = None, start: int | None = None, end: int | None = None
 ) -> Excerpt:
     """The file `name` names, fresh from disk; then one section of it, or a line range."""
+    fragment: str | None = None
+    if "://" in name:
+        fragment = split_fragment(name)[1]
+    elif "#" in name and not _names_a_file(corpus, name):
+        name, _, fragment = name.rpartition("#")  # `security.md#secrets`; `C#.md` stays a name
     uri = resolve_uri(corpus, name)
     try:
         f = corpus.read_uri(uri)
@@ -60,7 +65,6 @@ def read(
         if "no file at" in str(exc):
             raise NotInCorpus(_unknown(corpus, name)) from None
         raise
-    fragment = split_fragment(name)[1] if "://" in name else None
     if fragment and section is None and start is None and end is None:
         lines = line_range(fragment)
         if lines:
@@ -77,8 +81,16 @@ def read(
     return Excerpt(f, "\n".join(lines_of[first - 1 : last]), first, last)
 
 
+def _names_a_file(corpus: Corpus, name: str) -> bool:
+    try:
+        uri = resolve_uri(corpus, name)
+    except NotInCorpus:
+        return False
+    return any(f.uri == uri for f in corpus.files.values())
+
+
 def _section(f: CorpusFile, wanted: str) -> Excerpt:
-    units = section_units(f.path, f.uri, f.text)
+    units = sections_of(f)
     key = wanted.strip().lstrip("#").casefold()
     matches = [
         u

@@ -63,15 +63,11 @@ class SearchResult(BaseModel):
     method: str = Field(description="bm25, phrase, bm25-relaxed, path or outline (see the README).")
     fallback_reason: str | None = Field(default=None, description="Why a fallback method answered.")
     hits: list[Hit]
-    nearest: list[Nearest] = Field(
-        default_factory=list, description="method=outline: the closest headings and files."
-    )
+    nearest: list[Nearest] = Field(default_factory=list, description="method=outline: the closest headings and files.")
     candidates: int = Field(default=0, description="Units that matched, before k, offset and the budget.")
     truncated: bool = Field(default=False, description="The token budget dropped or cut hits.")
     omitted: int = Field(default=0, description="Hits dropped by the budget.")
-    next_offset: int | None = Field(
-        default=None, description="Pass as offset (with generation) for the next page."
-    )
+    next_offset: int | None = Field(default=None, description="Pass as offset (with generation) for the next page.")
     partial: bool = Field(default=False, description="The deadline passed: best results so far.")
     elapsed_ms: float = 0.0
     generation: int | None = Field(default=None, description="Index generation the answer comes from.")

@@ -57,18 +57,6 @@ def front_matter_end(lines: list[str]) -> int:
     return 0
 
 
-_TITLE = re.compile(r"""^title:\s*(?P<q>["']?)(?P<title>.*?)(?P=q)\s*$""")
-
-
-def front_matter_title(lines: list[str]) -> str | None:
-    """The `title:` of the YAML front matter (as `.mdx` docs carry their page title), if any."""
-    for line in lines[1 : max(front_matter_end(lines) - 1, 0)]:
-        found = _TITLE.match(line)
-        if found and found["title"].strip():
-            return found["title"].strip()
-    return None
-
-
 def sections(text: str, markdown: bool = True) -> list[SectionSpan]:
     lines = split_lines(text)
     body_start = front_matter_end(lines) if markdown else 0

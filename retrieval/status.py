@@ -124,8 +124,7 @@ def render(status: StatusReport) -> str:
     if status.last_update:
         u = status.last_update
         lines.append(
-            f"Last update at {u.at}: {len(u.added)} added, {len(u.changed)} changed, "
-            f"{len(u.removed)} removed."
+            f"Last update at {u.at}: {len(u.added)} added, {len(u.changed)} changed, {len(u.removed)} removed."
         )
     if status.last_error:
         lines.append(f"Last error: {status.last_error}")

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from corpus.catalog import CorpusFile
 from retrieval.anchors import anchors, citation
-from retrieval.sections import INTRO, front_matter_title, is_markdown, sections, split_lines
+from retrieval.sections import INTRO, is_markdown, sections, split_lines
 from retrieval.windows import structured_windows, windows
 
 
@@ -35,9 +36,7 @@ class Unit:
     @property
     def section_uri(self) -> str:
         """The URI of exactly this section (`agents://security.md#secrets`), or of these lines."""
-        return (
-            f"{self.uri}#{self.anchor}" if self.anchor else f"{self.uri}#L{self.start_line}-L{self.end_line}"
-        )
+        return f"{self.uri}#{self.anchor}" if self.anchor else f"{self.uri}#L{self.start_line}-L{self.end_line}"
 
     @property
     def id(self) -> str:
@@ -47,12 +46,11 @@ class Unit:
         return f"{self.path}:{self.start_line}"
 
 
-def section_units(path: str, uri: str, text: str) -> list[Unit]:
-    """The heading sections; a front matter `title:` heads every trail (it is the page's title)."""
+def section_units(path: str, uri: str, text: str, title: str | None = None) -> list[Unit]:
+    """The heading sections; a front matter title heads every trail (it is the page's title)."""
     lines = split_lines(text)
     markdown = is_markdown(path)
-    title = front_matter_title(lines) if markdown else None
-    root = (title,) if title else ()
+    root = (title,) if title and markdown else ()
     spans = sections(text, markdown=markdown)
     slugs = anchors(None if s.heading == INTRO else s.heading for s in spans)
     return [
@@ -95,3 +93,8 @@ def window_units(
             )
         )
     return units
+
+
+def sections_of(f: CorpusFile) -> list[Unit]:
+    """A corpus file's sections, its front matter title heading every trail."""
+    return section_units(f.path, f.uri, f.text, f.meta.title)

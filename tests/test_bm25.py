@@ -123,9 +123,7 @@ def reference_bm25f(
     return scores
 
 
-def build_fields(
-    corpus: Sequence[Sequence[Sequence[str]]], fields: Sequence[Field], k1: float
-) -> BM25Index[int]:
+def build_fields(corpus: Sequence[Sequence[Sequence[str]]], fields: Sequence[Field], k1: float) -> BM25Index[int]:
     index: BM25Index[int] = BM25Index(k1, fields=fields)
     for i, doc in enumerate(corpus):
         index.replace(f"doc{i:04d}", [Doc(i, [list(f) for f in doc], (f"doc{i:04d}", 1))])
@@ -196,9 +194,7 @@ def fresh(files: Corpus, fields: tuple[Field, ...] | None) -> BM25Index[str]:
 
 @pytest.mark.parametrize("config", sorted(FIELD_SETS))
 @given(states=st.lists(corpora, min_size=1, max_size=6))
-def test_any_sequence_of_file_updates_scores_exactly_like_a_fresh_build(
-    config: str, states: list[Corpus]
-) -> None:
+def test_any_sequence_of_file_updates_scores_exactly_like_a_fresh_build(config: str, states: list[Corpus]) -> None:
     fields = FIELD_SETS[config]
     live: BM25Index[str] = BM25Index(fields=fields)
     current: Corpus = {}

@@ -17,7 +17,7 @@ from corpus.errors import RootNotFound
 from corpus.roots import make_roots
 from retrieval.applies import applicable
 from retrieval.live import LiveIndex
-from retrieval.units import section_units
+from retrieval.units import sections_of
 from server import AgentsServer, Config, build_parser, create_server, load_config
 from tests.conftest import write_tree
 from tests.helpers import split_status, text_of
@@ -44,7 +44,7 @@ REPO_FILES: dict[str, str | bytes] = {
 
 
 def parse(argv: list[str], cwd: Path) -> tuple[Config, Any]:
-    return load_config(build_parser().parse_args(argv), cwd=cwd)
+    return load_config(build_parser().parse_args(["serve", *argv]), cwd=cwd)
 
 
 def serve(config: Config, roots: Any) -> AgentsServer:
@@ -103,17 +103,31 @@ def test_conventional_alongside_an_agents_folder_is_a_second_root(tmp_path: Path
     assert corpus.files["shop/AGENTS.md"].uri == "agents://shop/AGENTS.md"
 
 
-async def test_front_matter_gives_titles_descriptions_and_ranking(tmp_path: Path) -> None:
+async def test_front_matter_gives_titles_and_descriptions(tmp_path: Path) -> None:
     repo = write_tree(tmp_path / "shop", REPO_FILES)
     server = serve(*parse([], cwd=repo))
     async with Client(server) as client:
         resources = {r.uri: r for r in (await client.list_resources()).resources}
         pinned = text_of(await client.call_tool("pinned_context", {}))
-        _, _, found = await call(client, "context_search", query="HTTP API")
     assert resources["agents://.cursor/rules/style.mdc"].annotations.priority == 1.0  # type: ignore[union-attr]
     assert resources["agents://.cursor/rules/api.mdc"].title == "API rules"
     assert "- shop/.cursor/rules/api.mdc (How the HTTP API is built): API rules" in pinned
-    assert found["hits"][0]["path"] == "shop/.cursor/rules/api.mdc"  # "HTTP" is only in its front matter
+
+
+async def test_a_front_matter_title_heads_the_trail_and_ranks(make_tree: Callable[..., Path]) -> None:
+    agents = make_tree(
+        {
+            "oncall.md": "---\ntitle: Incident runbook\ndescription: Outage steps\n---\n## Paging\n\nCall the engineer.\n",
+            "style.md": "# Style\n\nFour spaces, and call things by their names.\n",
+        }
+    )
+    server = create_server(LiveIndex(make_roots([agents])), Config(agents=[agents]))
+    async with Client(server) as client:
+        _, _, by_title = await call(client, "context_search", query="runbook")
+        _, _, by_description = await call(client, "context_search", query="outage")
+    assert by_title["hits"][0]["path"].endswith("oncall.md")
+    assert "(Incident runbook > Paging)" in by_title["hits"][0]["citation"]
+    assert by_description["hits"] == []  # descriptions are shown, not indexed: they cost ranking quality
 
 
 async def test_skill_folders_in_a_lower_case_agents_root(make_tree: Callable[..., Path]) -> None:
@@ -153,9 +167,7 @@ async def test_a_monorepo_with_one_agents_folder_per_package(tmp_path: Path) -> 
         _, _, both = await call(client, "context_search", query="errors", k=5)
         _, _, web = await call(client, "context_search", query="errors", root=".AGENTS-2")
         read = await client.read_resource("agents://.AGENTS-2/errors.md")
-        names = sorted(
-            r.name for r in (await client.list_resources()).resources if r.uri.startswith("agents://")
-        )
+        names = sorted(r.name for r in (await client.list_resources()).resources if r.uri.startswith("agents://"))
         bad = await client.call_tool("context_search", {"query": "errors", "root": "nope"})
         _, _, rules = await call(client, "context_for_path", path=str(repo / "packages/web/src/app.tsx"))
     assert {h["path"] for h in both["hits"]} == {".AGENTS/errors.md", ".AGENTS-2/errors.md"}
@@ -216,13 +228,13 @@ def test_context_for_path_orders_globs_then_nested_agents_then_names(tmp_path: P
         {**REPO_FILES, ".cursor/rules/auth.mdc": "# Auth\n\n## Tokens in api\n\nRotate them.\n"},
     )
     corpus = load(make_roots([], conventional=repo))
-    found = applicable(corpus, lambda f: section_units(f.path, f.uri, f.text), "src/api/auth.py", base=repo)
+    found = applicable(corpus, sections_of, "src/api/auth.py", base=repo)
     order = [(a.unit.path, a.reason) for a in found]
     assert order[0] == ("shop/.cursor/rules/api.mdc", "globs: src/api/**/*.py")
     assert order[1] == ("shop/src/api/AGENTS.md", "AGENTS.md in src/api/")
     assert order[2:4] == [("shop/.cursor/rules/auth.mdc", "heading names auth")] * 2  # its name is the file's
     assert all(not a.unit.path.endswith("style.mdc") for a in found)  # pinned: already in context
-    tests = applicable(corpus, lambda f: section_units(f.path, f.uri, f.text), "tests/test_x.py", base=repo)
+    tests = applicable(corpus, sections_of, "tests/test_x.py", base=repo)
     assert [a.reason for a in tests][:1] == ["globs: tests/**"]
 
 
@@ -260,7 +272,7 @@ async def test_hits_list_the_sections_they_link_to(make_tree: Callable[..., Path
 
 def test_the_conventional_flag_takes_a_folder(tmp_path: Path) -> None:
     repo = write_tree(tmp_path / "shop", REPO_FILES)
-    args = build_parser().parse_args(["--conventional", str(repo)])
+    args = build_parser().parse_args(["serve", "--conventional", str(repo)])
     assert isinstance(args, argparse.Namespace)
     config, roots = load_config(args, cwd=tmp_path)
     assert config.conventional == repo and [r.label for r in roots] == ["shop"]

@@ -138,9 +138,7 @@ def test_ignored_folders_are_not_walked(make_tree: Callable[..., Path], folder: 
 
 
 @pytest.mark.skipif(not POSIX, reason="symlinks need privileges on Windows")
-def test_symlinks_inside_are_followed_and_outside_refused(
-    make_tree: Callable[..., Path], tmp_path: Path
-) -> None:
+def test_symlinks_inside_are_followed_and_outside_refused(make_tree: Callable[..., Path], tmp_path: Path) -> None:
     outside = tmp_path / "outside"
     outside.mkdir()
     (outside / "secret.md").write_text("outside the root\n")
@@ -301,9 +299,7 @@ def test_a_symlinked_root_is_resolved_once(tmp_path: Path) -> None:
 def test_labels_are_folder_names_made_unique(tmp_path: Path) -> None:
     for d in ("a/.AGENTS", "a/docs", "b/docs", "c/Docs"):
         (tmp_path / d).mkdir(parents=True)
-    roots = make_roots(
-        [tmp_path / "a/.AGENTS"], [tmp_path / "a/docs", tmp_path / "b/docs", tmp_path / "c/Docs"]
-    )
+    roots = make_roots([tmp_path / "a/.AGENTS"], [tmp_path / "a/docs", tmp_path / "b/docs", tmp_path / "c/Docs"])
     assert [(r.label, r.kind) for r in roots] == [
         (".AGENTS", RootKind.AGENTS),
         ("docs", RootKind.DOCS),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import re
 from pathlib import Path
 
@@ -13,18 +14,30 @@ from tests.helpers import make_server
 README = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
 
 
+def parsers() -> list[argparse.ArgumentParser]:
+    top = build_parser()
+    subs = [a for a in top._actions if isinstance(a, argparse._SubParsersAction)]
+    return [top, *(p for sub in subs for p in sub.choices.values())]
+
+
 def flags() -> list[str]:
-    return sorted({o for a in build_parser()._actions for o in a.option_strings if o.startswith("--")})
+    return sorted({o for p in parsers() for a in p._actions for o in a.option_strings if o.startswith("--")})
+
+
+def subcommands() -> list[str]:
+    top = build_parser()
+    return sorted(name for a in top._actions if isinstance(a, argparse._SubParsersAction) for name in a.choices)
 
 
 @pytest.mark.parametrize("flag", flags())
 def test_every_flag_is_documented(flag: str) -> None:
-    assert re.search(rf"`{re.escape(flag)}\b", README), f"{flag} is missing from the README"
+    assert re.search(rf"(?<![\w-]){re.escape(flag)}\b", README), f"{flag} is missing from the README"
 
 
 def test_every_flag_has_help() -> None:
-    for action in build_parser()._actions:
-        assert action.help, f"{action.option_strings} has no help text"
+    for parser in parsers():
+        for action in parser._actions:
+            assert action.help, f"{parser.prog} {action.option_strings or action.dest} has no help text"
 
 
 @pytest.mark.anyio
@@ -41,6 +54,6 @@ async def test_every_tool_resource_and_prompt_is_documented(tmp_path: Path) -> N
         assert uri in README, f"{uri} is missing from the README"
 
 
-@pytest.mark.parametrize("subcommand", ["serve"])
+@pytest.mark.parametrize("subcommand", subcommands())
 def test_every_subcommand_is_documented(subcommand: str) -> None:
     assert f"agents-context {subcommand}" in README

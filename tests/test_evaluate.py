@@ -16,9 +16,7 @@ SCRIPT = Path(sys.executable).with_name("agents-context")
 def run_eval(*args: str) -> subprocess.CompletedProcess[str]:
     if not SCRIPT.exists():
         pytest.fail(f"the console script is missing at {SCRIPT}: run uv sync")
-    return subprocess.run(
-        [str(SCRIPT), "eval", *args], capture_output=True, text=True, timeout=60, check=False
-    )
+    return subprocess.run([str(SCRIPT), "eval", *args], capture_output=True, text=True, timeout=60, check=False)
 
 
 def write_questions(path: Path, rows: list[dict[str, object]]) -> Path:
@@ -65,9 +63,7 @@ def test_also_acceptable_sections_count_as_hits(agents: Path, tmp_path: Path) ->
         "question": "rollback switch",
         "expected_path": "security.md",
         "expected_heading": "Secrets",
-        "also_acceptable": [
-            {"path": "deploy.md", "heading": "rollback"}
-        ],  # headings match case-insensitively
+        "also_acceptable": [{"path": "deploy.md", "heading": "rollback"}],  # headings match case-insensitively
     }
     done = run_eval(str(write_questions(tmp_path / "q.jsonl", [row])), "--root", str(agents))
     assert done.stdout.splitlines() == ["questions: 1  hit@1: 1.000  hit@3: 1.000  MRR@10: 1.000"]

@@ -30,9 +30,7 @@ def section(path: str, heading: str, text: str, score: float, start: int = 1) ->
 
 
 def window(path: str, chunk: int, text: str, score: float, start: int = 1) -> RetrievedDocument:
-    unit = Unit(
-        path=path, uri="u", text=text, start_line=start, end_line=start + text.count("\n"), chunk_id=chunk
-    )
+    unit = Unit(path=path, uri="u", text=text, start_line=start, end_line=start + text.count("\n"), chunk_id=chunk)
     return RetrievedDocument(unit, score)
 
 
@@ -87,8 +85,7 @@ def test_attribute_values_are_xml_escaped() -> None:
     doc = section('.AGENTS/a&b "q".md', '<Tags> & "quotes"', "# x", 1.0)
     first_line = render_context("x", bm25(doc)).text.split("\n")[0]
     assert first_line == (
-        '<context path=".AGENTS/a&amp;b &quot;q&quot;.md" '
-        'section="&lt;Tags&gt; &amp; &quot;quotes&quot;" score="1.00">'
+        '<context path=".AGENTS/a&amp;b &quot;q&quot;.md" section="&lt;Tags&gt; &amp; &quot;quotes&quot;" score="1.00">'
     )
 
 
@@ -114,9 +111,7 @@ def test_whole_hits_are_dropped_from_the_end_to_fit_the_budget() -> None:
 def test_a_first_hit_too_large_alone_is_cut_at_a_line_boundary() -> None:
     lines = [f"line {i} " + "y" * 90 for i in range(2, 400)]
     doc = section(".AGENTS/long.md", "Long", "# Long\n" + "\n".join(lines), 2.0, start=10)
-    rendered = render_context(
-        "q", bm25(doc, section(".AGENTS/b.md", "B", "# B", 1.0)), Options(max_tokens=2000)
-    )
+    rendered = render_context("q", bm25(doc, section(".AGENTS/b.md", "B", "# B", 1.0)), Options(max_tokens=2000))
     text = rendered.text
     assert len(text) <= 8000
     body_lines = text.split("\n")
@@ -140,9 +135,7 @@ def test_one_enormous_line_is_cut_inside_the_line() -> None:
 
 
 def test_docs_hits_have_seed_001_blocks_and_a_cost_footer() -> None:
-    docs = bm25(
-        window("docs/a.md", 0, "alpha text\nsecond line", 3.14159), window(".AGENTS/b.md", 2, "beta", 0.5)
-    )
+    docs = bm25(window("docs/a.md", 0, "alpha text\nsecond line", 3.14159), window(".AGENTS/b.md", 2, "beta", 0.5))
     chars = len("alpha text\nsecond line") + len("beta")
     assert render_docs("q", docs).text == (
         "--- docs/a.md#0 (score=3.14) ---\nalpha text\nsecond line\n"

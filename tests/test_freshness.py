@@ -42,9 +42,7 @@ def slow_watcher(agents: Path) -> AgentsServer:
     return make_server(agents, debounce_ms=5000)
 
 
-async def test_a_save_just_before_a_call_is_already_answered(
-    slow_watcher: AgentsServer, agents: Path
-) -> None:
+async def test_a_save_just_before_a_call_is_already_answered(slow_watcher: AgentsServer, agents: Path) -> None:
     async with Client(slow_watcher) as client:
         (agents / "deploy.md").write_text("# Deploy\n\nUse the capybara pipeline.\n")
         assert "deploy.md" in await search(client, "capybara")
@@ -58,9 +56,7 @@ async def test_a_save_just_before_a_call_is_already_answered(
         assert "agents://deploy.md" not in listed
 
 
-async def test_status_line_and_structured_result_say_what_changed(
-    slow_watcher: AgentsServer, agents: Path
-) -> None:
+async def test_status_line_and_structured_result_say_what_changed(slow_watcher: AgentsServer, agents: Path) -> None:
     async with Client(slow_watcher) as client:
         first = await client.call_tool("context_search", {"query": "secrets"})
         _, status = split_status(text_of(first))
@@ -93,9 +89,7 @@ async def test_docs_hits_are_checked_against_the_disk(agents: Path, make_tree: C
         assert split_status(await search(client, "okapi", tool="search_docs"))[0].startswith("(no results)")
 
 
-async def test_context_status_tool_and_resource_report_the_index(
-    agents: Path, make_tree: Callable[..., Path]
-) -> None:
+async def test_context_status_tool_and_resource_report_the_index(agents: Path, make_tree: Callable[..., Path]) -> None:
     docs = make_tree({"a.md": "# A\n\nalpha\n", "b.bin": b"\x00\x01"}, name="docs")
     server = make_server(agents, [docs])
     async with Client(server) as client:
@@ -109,9 +103,7 @@ async def test_context_status_tool_and_resource_report_the_index(
     by_label = {r["label"]: r for r in report["roots"]}
     assert by_label[".AGENTS"]["files"] == 2 and by_label[".AGENTS"]["pinned"] == 1
     assert by_label[".AGENTS"]["sections"] == 2 and by_label[".AGENTS"]["windows"] == 2
-    assert by_label[".AGENTS"]["skipped"] == [
-        {"path": ".AGENTS/.env", "reason": "looks like a secret (denylist)"}
-    ]
+    assert by_label[".AGENTS"]["skipped"] == [{"path": ".AGENTS/.env", "reason": "looks like a secret (denylist)"}]
     assert by_label["docs"]["files"] == 1 and by_label["docs"]["sections"] == 0
     assert by_label["docs"]["skipped"][0]["reason"].startswith("binary")
     text = text_of(result)
@@ -187,9 +179,7 @@ def legacy_recorder() -> tuple[list[str], Any]:
 
 async def test_handshake_subscribers_hear_updates_once_over_real_stdio(agents: Path) -> None:
     seen, on_message = legacy_recorder()
-    params = StdioServerParameters(
-        command=sys.executable, args=[SERVER, "--root", str(agents), "--debounce-ms", "50"]
-    )
+    params = StdioServerParameters(command=sys.executable, args=[SERVER, "--root", str(agents), "--debounce-ms", "50"])
     async with Client(params, mode="legacy", message_handler=on_message) as client:
         assert client.server_capabilities is not None and client.server_capabilities.resources is not None
         assert client.server_capabilities.resources.subscribe is True

@@ -21,7 +21,5 @@ ROOT = Path(__file__).resolve().parents[1]
     ids=["ruff-check", "ruff-format", "mypy"],
 )
 def test_tool_is_clean(command: list[str]) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", *command], cwd=ROOT, capture_output=True, text=True, check=False
-    )
+    done = subprocess.run([sys.executable, "-m", *command], cwd=ROOT, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stdout + done.stderr

@@ -236,9 +236,7 @@ async def test_odd_names_are_served_exactly_as_named(tmp_path: Path) -> None:
         (agents / name).write_text(f"# {words}\n\n{words} marker\n")
     server = make_server(agents)
     async with Client(server) as client:
-        listed = {
-            r.name: r.uri for r in (await client.list_resources()).resources if r.uri.startswith("agents://")
-        }
+        listed = {r.name: r.uri for r in (await client.list_resources()).resources if r.uri.startswith("agents://")}
         for name, words in names.items():
             assert name in listed, name  # never normalized, never merged
             read = await client.read_resource(listed[name])

@@ -36,9 +36,7 @@ def roots(tmp_path: Path) -> list[Root]:
         (2, "a b/c#d.md", "docs-2/a b/c#d.md", "agents-docs://docs-2/a%20b/c%23d.md"),
     ],
 )
-def test_path_and_uri_table_round_trips(
-    roots: list[Root], root_index: int, rel: str, shown: str, uri: str
-) -> None:
+def test_path_and_uri_table_round_trips(roots: list[Root], root_index: int, rel: str, shown: str, uri: str) -> None:
     root = roots[root_index]
     assert display_path(root, rel) == shown
     assert file_uri(root, rel) == uri
@@ -73,9 +71,7 @@ def test_malformed_or_escaping_uris_are_refused(roots: list[Root], uri: str, why
         parse_file_uri(uri, roots)
 
 
-def test_reading_by_uri_serves_files_and_refuses_the_rest(
-    make_tree: Callable[..., Path], tmp_path: Path
-) -> None:
+def test_reading_by_uri_serves_files_and_refuses_the_rest(make_tree: Callable[..., Path], tmp_path: Path) -> None:
     root = make_tree(
         {
             "C#.md": "# sharp\n",

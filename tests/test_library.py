@@ -52,8 +52,7 @@ def test_updating_a_file_replaces_its_units(make_tree: Callable[..., Path]) -> N
 
 def numbered_lines(n_lines: int, marked: set[int]) -> str:
     return "".join(
-        ("zebra " if i in marked else "") + " ".join(f"w{i}_{j}" for j in range(10)) + "\n"
-        for i in range(n_lines)
+        ("zebra " if i in marked else "") + " ".join(f"w{i}_{j}" for j in range(10)) + "\n" for i in range(n_lines)
     )
 
 

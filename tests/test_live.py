@@ -107,9 +107,7 @@ def test_unchanged_files_are_never_re_tokenized(make_tree: Callable[..., Path]) 
     (root / "f2.md").write_text(doc(["kappa"], "edited"))
     change = live.sweep(r)
     assert change.changed == {".AGENTS/f2.md"} and not change.added and not change.removed
-    assert seen and all(
-        "edited" in text or "kappa" in text or text == "f2" for text in seen
-    )  # f2's text and path
+    assert seen and all("edited" in text or "kappa" in text or text == "f2" for text in seen)  # f2's text and path
 
 
 def test_a_bulk_change_is_one_coalesced_update(make_tree: Callable[..., Path]) -> None:
@@ -212,9 +210,7 @@ def test_a_root_that_disappears_empties_the_index_until_it_returns(make_tree: Ca
 
 
 def test_verify_catches_edits_and_deletions_behind_hits(make_tree: Callable[..., Path]) -> None:
-    docs = make_tree(
-        {"guide.md": "# Guide\n\nunique-word here\n", "other.md": "# Other\n\nunique-word too\n"}, "docs"
-    )
+    docs = make_tree({"guide.md": "# Guide\n\nunique-word here\n", "other.md": "# Other\n\nunique-word too\n"}, "docs")
     agents = make_tree({"a.md": "# A\n"})
     live = LiveIndex(make_roots([agents], [docs]))
     with live.view() as view:

@@ -141,9 +141,7 @@ async def test_path_prefix_and_root_filter_before_ranking(
     filtered = make_server(agents, [docs])
     async with Client(filtered) as client:
         _, _, inside = await call(client, "context_search", query="errors secrets", path_prefix="services/")
-        _, _, display = await call(
-            client, "context_search", query="errors secrets", path_prefix=".AGENTS/services/"
-        )
+        _, _, display = await call(client, "context_search", query="errors secrets", path_prefix=".AGENTS/services/")
         _, _, only_docs = await call(client, "search_docs", query="errors", root="docs")
         bad = await client.call_tool("search_docs", {"query": "errors", "root": "nope"})
     assert [h["path"] for h in inside["hits"]] == [".AGENTS/services/api.md"]
@@ -206,18 +204,15 @@ async def test_unknown_and_doubled_arguments_are_errors_naming_them(server: Agen
     assert unknown.is_error and "unknown argument 'limt' for context_search" in text_of(unknown)
     assert "k, max_tokens, offset" in text_of(unknown) or "detail" in text_of(unknown)
     assert doubled.is_error and "'q' and 'query' are the same argument" in text_of(doubled)
-    assert (
-        no_args.is_error
-        and "unknown argument 'verbose' for pinned_context; it takes: no arguments" in text_of(no_args)
+    assert no_args.is_error and "unknown argument 'verbose' for pinned_context; it takes: no arguments" in text_of(
+        no_args
     )
 
 
 # --- citations, sections and read_context ---------------------------------------------------
 
 
-async def test_citations_and_section_uris_resolve_to_the_exact_lines(
-    server: AgentsServer, agents: Path
-) -> None:
+async def test_citations_and_section_uris_resolve_to_the_exact_lines(server: AgentsServer, agents: Path) -> None:
     lines = SECURITY.split("\n")
     async with Client(server) as client:
         _, _, result = await call(client, "context_search", query="setup", k=5)
@@ -347,9 +342,7 @@ def test_the_deadline_returns_the_best_results_so_far_marked_partial(agents: Pat
     corpus, library = library_for(agents)
     fused = ReciprocalRankFusion([library.section_retriever, SlowRetriever(3.0)])
     started = time.monotonic()
-    found = answer(
-        "zebra rollback", 3, 0, Scope("sections"), library.sections, corpus, tokenize, fused, deadline_s=0.3
-    )
+    found = answer("zebra rollback", 3, 0, Scope("sections"), library.sections, corpus, tokenize, fused, deadline_s=0.3)
     assert time.monotonic() - started < 2.5
     assert found.partial is True and found.method == "bm25"
     assert [d.unit.heading for d in found.docs] == ["Rollback"]
@@ -423,9 +416,7 @@ WORDS = "alpha beta gamma delta watch filter secrets deploy rollback setup".spli
     st.integers(200, 3000),
     st.sampled_from(["paths", "snippets", "sections"]),
 )
-def test_no_answer_exceeds_its_budget(
-    bodies: list[list[str]], query: list[str], max_tokens: int, detail: str
-) -> None:
+def test_no_answer_exceeds_its_budget(bodies: list[list[str]], query: list[str], max_tokens: int, detail: str) -> None:
     import tempfile
 
     from retrieval.format import Options, render_context, render_docs

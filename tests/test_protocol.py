@@ -127,9 +127,7 @@ def test_malformed_json_and_unknown_methods_leave_the_server_serving(raw: Raw) -
 
 def test_an_oversized_message_is_refused_or_answered_and_serving_goes_on(raw: Raw) -> None:
     raw.handshake()
-    raw.rpc(
-        "tools/call", 2, {"name": "context_search", "arguments": {"query": "secrets " * 1_000_000}}
-    )  # ~8 MB
+    raw.rpc("tools/call", 2, {"name": "context_search", "arguments": {"query": "secrets " * 1_000_000}})  # ~8 MB
     reply = raw.reply(2, timeout=60)
     assert "result" in reply or "error" in reply
     raw.alive_and_serving(3)

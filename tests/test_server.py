@@ -25,9 +25,7 @@ SECURITY = (
     "## Secrets\n\nNever print .env files or tokens.\n\n"
     "## Filesystem boundaries\n\nThe server is read-only.\n"
 )
-GLOSSARY = (
-    "# Glossary\n\n## Pinned file\n\nA file in every prompt.\n\n## Section\n\nA heading and its text.\n"
-)
+GLOSSARY = "# Glossary\n\n## Pinned file\n\nA file in every prompt.\n\n## Section\n\nA heading and its text.\n"
 
 
 @pytest.fixture
@@ -104,9 +102,7 @@ async def test_context_search_never_returns_pinned_files(server: AgentsServer) -
     assert "conventions.md" not in text and "overview.md" not in text
 
 
-async def test_misses_are_normal_answers_and_blank_queries_are_errors(
-    server: AgentsServer, mode: str
-) -> None:
+async def test_misses_are_normal_answers_and_blank_queries_are_errors(server: AgentsServer, mode: str) -> None:
     async with Client(server, mode=mode) as client:
         miss = await client.call_tool("context_search", {"query": "kubernetes"})
         assert not miss.is_error
@@ -148,9 +144,7 @@ async def test_search_docs_covers_pinned_files_with_seed_001_blocks(server: Agen
     assert [h["chunk_id"] for h in result.structured_content["hits"]] == [0, 0]
 
 
-async def test_pinned_context_tool_and_prompt_return_the_pinned_files_whole(
-    server: AgentsServer, mode: str
-) -> None:
+async def test_pinned_context_tool_and_prompt_return_the_pinned_files_whole(server: AgentsServer, mode: str) -> None:
     async with Client(server, mode=mode) as client:
         tool = await client.call_tool("pinned_context", {})
         prompt = await client.get_prompt("pinned_context")
@@ -213,9 +207,7 @@ async def test_resources_list_every_agents_file_and_read_them(server: AgentsServ
         ("file:///etc/passwd", "Unknown resource"),
     ],
 )
-async def test_reads_outside_the_corpus_are_errors_that_read_nothing(
-    server: AgentsServer, uri: str, why: str
-) -> None:
+async def test_reads_outside_the_corpus_are_errors_that_read_nothing(server: AgentsServer, uri: str, why: str) -> None:
     async with Client(server, mode="legacy") as client:
         with pytest.raises(MCPError, match=why):
             await client.read_resource(uri)
@@ -277,19 +269,14 @@ async def test_a_new_file_is_found_after_the_rebuild_and_list_changed_is_sent(
     changed = anyio.Event()
 
     async def on_message(message: Any) -> None:
-        if (
-            isinstance(message, ServerNotification)
-            and message.method == "notifications/resources/list_changed"
-        ):
+        if isinstance(message, ServerNotification) and message.method == "notifications/resources/list_changed":
             changed.set()
 
     async with Client(server, mode="legacy", message_handler=on_message) as client:
         assert client.server_capabilities is not None
         assert client.server_capabilities.resources is not None
         assert client.server_capabilities.resources.list_changed is True
-        await anyio.sleep(
-            0.3
-        )  # let the watcher start; the write below must be an event, not the start-up scan
+        await anyio.sleep(0.3)  # let the watcher start; the write below must be an event, not the start-up scan
         (agents / "deploy.md").write_text("# Deploy\n\nRollback with the zebra switch.\n")
 
         async def found() -> str | None:

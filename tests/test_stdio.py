@@ -57,10 +57,7 @@ async def test_list_changed_reaches_a_handshake_client_over_stdio(agents: Path) 
     changed = anyio.Event()
 
     async def on_message(message: Any) -> None:
-        if (
-            isinstance(message, ServerNotification)
-            and message.method == "notifications/resources/list_changed"
-        ):
+        if isinstance(message, ServerNotification) and message.method == "notifications/resources/list_changed":
             changed.set()
 
     async with Client(params(agents), mode="legacy", message_handler=on_message) as client:

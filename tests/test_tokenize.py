@@ -12,9 +12,7 @@ from retrieval.stopwords import LUCENE
 from retrieval.tokenize import PLAIN, Tokenizer, bigrams, fold_accents, split_case, tokenize
 
 
-@pytest.mark.parametrize(
-    "spelling", ["watch_filter", "watchFilter", "watch-filter", "watch.filter", "WatchFilter"]
-)
+@pytest.mark.parametrize("spelling", ["watch_filter", "watchFilter", "watch-filter", "watch.filter", "WatchFilter"])
 def test_every_identifier_spelling_meets_the_words_and_the_other_spellings(spelling: str) -> None:
     terms = tokenize(spelling)
     assert {"watch", "filter"} <= set(terms)  # meets the query `watch filter`

@@ -35,9 +35,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     )
     (wheel,) = out.glob("agents_context-*.whl")
     venv = out / "venv"
-    subprocess.run(
-        [*uv(), "venv", "--python", sys.executable, str(venv)], check=True, capture_output=True, timeout=300
-    )
+    subprocess.run([*uv(), "venv", "--python", sys.executable, str(venv)], check=True, capture_output=True, timeout=300)
     python = venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
     subprocess.run(
         [*uv(), "pip", "install", "--python", str(python), str(wheel)],
@@ -73,9 +71,7 @@ def test_the_wheel_holds_exactly_our_modules(installed: tuple[Path, Path]) -> No
 
 def test_the_installed_script_answers_version_and_help(installed: tuple[Path, Path]) -> None:
     _, script = installed
-    version = subprocess.run(
-        [str(script), "--version"], capture_output=True, text=True, check=True, timeout=60
-    )
+    version = subprocess.run([str(script), "--version"], capture_output=True, text=True, check=True, timeout=60)
     assert version.stdout.startswith("agents-context 0.")
     helptext = subprocess.run([str(script), "--help"], capture_output=True, text=True, check=True, timeout=60)
     assert "--root" in helptext.stdout and "--transport" in helptext.stdout
