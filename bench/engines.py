@@ -73,7 +73,7 @@ class Ours:
         self.update = self._update
 
     def ingest(self, p: Prepared, sections: list[list[str]]) -> None:
-        self.module = importlib.import_module(self.index_module)
+        self.module: Any = importlib.import_module(self.index_module)
         self.sections = sections
         self.files = _files(p)
         self.starts = p.starts.tolist()
@@ -93,6 +93,30 @@ class Ours:
     def _update(self, group: int, sections: list[list[str]]) -> None:
         name, a, _ = self.files[group]
         self.index.replace(name, self._docs(name, a, sections))
+
+
+class Proto(Ours):
+    """`bench/proto_index.py`: the proposals of the speed analysis, same interface and exactness."""
+
+    name = "proto"
+    modules = ("bench.proto_index",)
+    note = "prototype (bench/proto_index.py): bulk build, growable arrays, int32, dense sums, MaxScore"
+    index_module = "bench.proto_index"
+
+    prune = True
+
+    def build(self) -> None:
+        self.module.PRUNE = self.prune
+        self.index = self.module.BM25Index()
+        self.index.replace_many((name, self._docs(name, a, self.sections[a:b])) for name, a, b in self.files)
+
+
+class ProtoNoPrune(Proto):
+    """The prototype without MaxScore pruning, to measure what pruning alone brings."""
+
+    name = "proto-noprune"
+    note = "the prototype with PRUNE = False"
+    prune = False
 
 
 class RankBM25:
@@ -242,6 +266,8 @@ class FTS5:
 
 ENGINES: dict[str, Callable[[], Engine]] = {
     "ours": Ours,
+    "proto": Proto,
+    "proto-noprune": ProtoNoPrune,
     "rank-bm25": RankBM25,
     "bm25s": BM25S,
     "tantivy": Tantivy,
