@@ -51,8 +51,10 @@ slots; below it, the sparse `np.unique` path is cheaper."""
 _PRUNE_FRACTION = 1 / 32
 """A query term is "frequent" (its postings are skipped when provably unneeded) above this df share."""
 _PRUNE_TRIES = 2
-_PRUNE_SAVING = 0.25
-"""Try a split only when the essential terms hold at most this share of the query's postings."""
+_LOOKUP_COST = 6
+"""Looking a candidate up in a non-essential term's postings (`searchsorted`) costs about this many
+times scoring one posting: a split is tried only when the essential postings, plus these lookups,
+are fewer than all the query's postings."""
 PRUNE = True
 """MaxScore pruning in `search` (a switch so the benchmark can measure with and without)."""
 
@@ -412,9 +414,11 @@ class BM25Index(Generic[T]):
         by `searchsorted` in its postings), summed in query-term order, so the floats equal
         `score_all`'s. A document matching only non-essential terms scores at most the sum of
         their bounds idf * (k1 + 1) (as tf / (tf + norm) < 1); when that sum is below the k-th
-        candidate score, no such document can enter the top k, ties included. The split starts
-        with every term above `_PRUNE_FRACTION` of the slots non-essential and moves the rarest
-        of them to the essential side, at most `_PRUNE_TRIES` times; None: score everything.
+        candidate score, no such document can enter the top k, ties included; otherwise the other
+        documents are scored on the non-essential terms alone (exact too: they match nothing
+        else). The split starts with every term above `_PRUNE_FRACTION` of the slots
+        non-essential; while fewer than k documents are candidates, the rarest of them moves to
+        the essential side (at most `_PRUNE_TRIES` splits). None: score everything.
         """
         limit = _PRUNE_FRACTION * self._alive.n
         split = min(len(entries) - 1, sum(1 for _, _, d in entries if d > limit))
@@ -428,7 +432,7 @@ class BM25Index(Generic[T]):
             non_essential = set(by_bound[:split])
             split -= 1
             essential = sum(entries[i][2] for i in range(len(entries)) if i not in non_essential)
-            if essential > _PRUNE_SAVING * postings:
+            if essential * (1 + _LOOKUP_COST * len(non_essential)) > postings:
                 return None  # too little to skip: scoring everything is cheaper than the lookups
             found = [
                 self._live_docs(segment, term_id)
@@ -438,7 +442,7 @@ class BM25Index(Generic[T]):
             ]
             candidates = np.unique(np.concatenate(found))
             if len(candidates) < k:
-                continue
+                continue  # too few to bound anything: move the next rarest term to the essentials
             norms = self._norms()[candidates]
             total = np.zeros(len(candidates), dtype=np.float64)
             for term_id, idf, _ in entries:
@@ -455,9 +459,17 @@ class BM25Index(Generic[T]):
                 total += contribution  # + 0.0 where absent: exact, so the sum is score_all's
             kth = np.partition(total, len(total) - k)[len(total) - k]
             bound = sum(entries[i][1] * (self.k1 + 1.0) for i in non_essential)
+            positive = total > 0
+            kept: I64 = candidates[positive].astype(np.int64)
+            total = total[positive]
             if bound * (1 + 1e-9) < kth:
-                positive = total > 0
-                return candidates[positive].astype(np.int64), total[positive]
+                return kept, total
+            # The bound did not hold: every other document matches only non-essential terms, so
+            # scoring just those terms (in query order) gives their exact scores; the candidates
+            # keep theirs. The work on the candidates is not lost.
+            rest, rest_scores = self._score([entries[i] for i in sorted(non_essential)])
+            outside = ~np.isin(rest, kept, assume_unique=True)
+            return np.concatenate([kept, rest[outside]]), np.concatenate([total, rest_scores[outside]])
         return None
 
     def _live_docs(self, segment: _Segment, term_id: int) -> I32:
