@@ -1,0 +1,68 @@
+"""Where our index's memory goes: a deep size of each of its structures, shared objects counted once.
+
+Deep sizes are `sys.getsizeof` summed over everything reachable (numpy arrays by their buffers),
+so they include the vocabulary strings, which RSS deltas miss when those strings are shared with
+the caller's token lists.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import numpy as np
+
+_ORDER = (
+    "_vocab",
+    "_df",
+    "_segments",
+    "_terms_of",
+    "_segment_of",
+    "_length",
+    "_alive",
+    "_payloads",
+    "_order",
+    "_groups",
+)
+
+
+def deep_size(obj: Any, seen: set[int]) -> int:
+    total = 0
+    stack = [obj]
+    while stack:
+        o = stack.pop()
+        if id(o) in seen or o is None or isinstance(o, (bool, type)):
+            continue
+        seen.add(id(o))
+        total += sys.getsizeof(o)
+        if isinstance(o, np.ndarray):
+            if o.base is not None:
+                stack.append(o.base)
+        elif isinstance(o, dict):
+            stack.extend(o.keys())
+            stack.extend(o.values())
+        elif isinstance(o, (list, tuple, set, frozenset)):
+            stack.extend(o)
+        elif hasattr(o, "__slots__") and not isinstance(o, (str, bytes, int, float)):
+            stack.extend(getattr(o, name) for name in o.__slots__ if hasattr(o, name))
+        elif hasattr(o, "__dict__") and not isinstance(o, (str, bytes, int, float)):
+            stack.append(o.__dict__)
+    return total
+
+
+def index_memory(index: Any) -> dict[str, int]:
+    """Bytes per structure of a `BM25Index` (or the prototype), and the total."""
+    seen: set[int] = set()
+    parts: dict[str, int] = {}
+    names = [n for n in _ORDER if hasattr(index, n)]
+    names += (
+        sorted(n for n in vars(index) if n.startswith("_") and n not in names) if hasattr(index, "__dict__") else []
+    )
+    for name in names:
+        parts[name.lstrip("_")] = deep_size(getattr(index, name), seen)
+    parts["total"] = sum(parts.values())
+    return parts
+
+
+def postings_count(index: Any) -> int:
+    return int(sum(len(s.docs) for s in index._segments))
