@@ -16,8 +16,10 @@ _ORDER = (
     "_vocab",
     "_df",
     "_segments",
-    "_terms_of",
-    "_segment_of",
+    "_fwd",
+    "_fwd_ptr",
+    "_fwd_len",
+    "_seg_of",
     "_length",
     "_alive",
     "_payloads",
@@ -51,7 +53,7 @@ def deep_size(obj: Any, seen: set[int]) -> int:
 
 
 def index_memory(index: Any) -> dict[str, int]:
-    """Bytes per structure of a `BM25Index` (or the prototype), and the total."""
+    """Bytes per structure of a `BM25Index`, and the total."""
     seen: set[int] = set()
     parts: dict[str, int] = {}
     names = [n for n in _ORDER if hasattr(index, n)]

@@ -61,11 +61,12 @@ def _files(p: Prepared) -> list[tuple[str, int, int]]:
 
 
 class Ours:
-    """`retrieval.index.BM25Index`, exactly as the server uses it: one `replace` per file."""
+    """`retrieval.index.BM25Index`, exactly as the server uses it: the start-up build is one
+    `update` of every file (one segment), an edit one `replace` of that file."""
 
     name = "ours"
     modules: tuple[str, ...] = ("retrieval.index",)
-    note = "BM25Index; build = replace() per file, update = replace() of one file"
+    note = "BM25Index; build = one update() of every file, update = replace() of one file"
     index_module = "retrieval.index"
 
     def __init__(self) -> None:
@@ -84,8 +85,7 @@ class Ours:
 
     def build(self) -> None:
         self.index = self.module.BM25Index()
-        for name, a, b in self.files:
-            self.index.replace(name, self._docs(name, a, self.sections[a:b]))
+        self.index.update({name: self._docs(name, a, self.sections[a:b]) for name, a, b in self.files})
 
     def query(self, terms: list[str], k: int) -> list[int]:
         return [s.payload for s in self.index.search(terms, k)]
@@ -93,30 +93,6 @@ class Ours:
     def _update(self, group: int, sections: list[list[str]]) -> None:
         name, a, _ = self.files[group]
         self.index.replace(name, self._docs(name, a, sections))
-
-
-class Proto(Ours):
-    """`bench/proto_index.py`: the proposals of the speed analysis, same interface and exactness."""
-
-    name = "proto"
-    modules = ("bench.proto_index",)
-    note = "prototype (bench/proto_index.py): bulk build, growable arrays, int32, dense sums, MaxScore"
-    index_module = "bench.proto_index"
-
-    prune = True
-
-    def build(self) -> None:
-        self.module.PRUNE = self.prune
-        self.index = self.module.BM25Index()
-        self.index.replace_many((name, self._docs(name, a, self.sections[a:b])) for name, a, b in self.files)
-
-
-class ProtoNoPrune(Proto):
-    """The prototype without MaxScore pruning, to measure what pruning alone brings."""
-
-    name = "proto-noprune"
-    note = "the prototype with PRUNE = False"
-    prune = False
 
 
 class RankBM25:
@@ -266,8 +242,6 @@ class FTS5:
 
 ENGINES: dict[str, Callable[[], Engine]] = {
     "ours": Ours,
-    "proto": Proto,
-    "proto-noprune": ProtoNoPrune,
     "rank-bm25": RankBM25,
     "bm25s": BM25S,
     "tantivy": Tantivy,

@@ -1,6 +1,6 @@
 """Where our engine's build, query, update time and memory go, on a synthetic corpus.
 
-    uv run python bench/profile_ours.py --sections 100000 [--engine ours|proto] [--cache DIR]
+    uv run python bench/profile_ours.py --sections 100000 [--cache DIR]
 
 cProfile over the build, the queries (split by query kind) and one-file updates, the top
 functions by own time, and the deep size of each structure of the index. `--cache DIR` keeps the

@@ -118,7 +118,7 @@ def worker(spec: dict[str, Any]) -> dict[str, Any]:
         "rss_peak_all": (peak_rss_bytes() or 0) - rss0,
         "text_bytes": p.text_bytes,
     }
-    if spec["engine"] in ("ours", "proto") and spec.get("anatomy"):
+    if spec["engine"] == "ours" and spec.get("anatomy"):
         from bench.anatomy import index_memory, postings_count
 
         result["anatomy"] = index_memory(engine.index)  # type: ignore[attr-defined]
@@ -334,7 +334,7 @@ def main(argv: list[str] | None = None) -> int:
                 results.append(run_worker(spec, timeout=120 if smoke else None))
             print_corpus(name, meta, results)
             report["corpora"][name] = {"meta": meta, "results": results}
-            report["ratios"][name] = {base: ratios(results, base) for base in ("ours", "proto") if base in engines}
+            report["ratios"][name] = {base: ratios(results, base) for base in ("ours",) if base in engines}
             sys.stdout.flush()
 
     print_ratios(report["ratios"])

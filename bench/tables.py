@@ -15,7 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.measure import fmt_bytes, fmt_seconds
 
-ENGINES = ["ours", "proto", "rank-bm25", "bm25s", "tantivy", "sqlite-fts5"]
+ENGINES = ["ours", "rank-bm25", "bm25s", "tantivy", "sqlite-fts5"]
 
 
 def cell(r: dict[str, Any] | None, kind: str) -> str:

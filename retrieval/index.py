@@ -1,10 +1,5 @@
-"""The BM25 engine: an inverted index that can be updated one file at a time, exactly.
-
-Postings live in immutable CSR segments (per term: document slots and per-field term
-frequencies). Adding a file appends a small segment; removing one marks its slots dead. N,
-document frequencies and per-field lengths are integers kept current on every change, and scores
-are computed at query time from them, so after any sequence of changes the index scores exactly
-(`==`) like a fresh build.
+"""The BM25 engine: BM25F scores over the postings store (`retrieval.postings`), exact after any
+sequence of updates because N, df and lengths are integers and scores are computed at query time.
 
 Scoring is BM25F (Robertson, Zaragoza and Taylor, "Simple BM25 extension to multiple weighted
 fields", 2004) with the Lucene idf `ln(1 + (N - df + 0.5) / (df + 0.5))`, which is never 0 or
@@ -23,15 +18,17 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from itertools import chain
 from typing import Generic, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
-from retrieval.segments import IntArray, Segment
+from retrieval.postings import Doc, Packed, Postings
+from retrieval.segments import I32, IntArray, gather
+
+__all__ = ["K1", "PLAIN_FIELDS", "B", "BM25Index", "Doc", "Field", "Packed", "Scored"]
 
 K1 = 1.5
 B = 0.75
@@ -39,11 +36,9 @@ B = 0.75
 T = TypeVar("T")
 FloatArray = npt.NDArray[np.float64]
 
-_MERGE_FACTOR = 2
-"""Merge the newest segment into the one before while that one holds at most this many times as
-many live documents: segment sizes then fall geometrically, so there are O(log N) segments and
-each posting is merged O(log N) times over its life."""
-_COMPACT_DEAD_FRACTION = 0.25
+_DENSE_FRACTION = 0.125
+"""Sum contributions into a dense array of every slot when a query's postings exceed this share of
+the slots; below it, sorting the matched slots (np.unique) is cheaper."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,216 +56,21 @@ PLAIN_FIELDS: tuple[Field, ...] = (Field("text"),)
 
 
 @dataclass(frozen=True, slots=True)
-class Doc(Generic[T]):
-    """One unit to index: its payload, its terms per field, and the key that breaks score ties."""
-
-    payload: T
-    fields: Sequence[Sequence[str]]
-    """Terms of each field, in the index's field order (missing trailing fields are empty)."""
-    order: tuple[str, int]
-    """(display path, start line): ties break by score desc, then this, ascending."""
-
-
-@dataclass(frozen=True, slots=True)
 class Scored(Generic[T]):
     payload: T
     score: float
 
 
-class BM25Index(Generic[T]):
+class BM25Index(Postings[T]):
     """BM25F over documents grouped by file (`group`), updatable one group at a time."""
 
     def __init__(self, k1: float = K1, b: float = B, fields: Sequence[Field] | None = None) -> None:
         self.k1 = k1
         self.fields: tuple[Field, ...] = tuple(fields) if fields else (Field("text", 1.0, b),)
         self.b = self.fields[0].b
-        self.generation = 0
-        n_fields = len(self.fields)
-        self._vocab: dict[str, int] = {}
-        self._df: list[int] = []
-        self._payloads: list[T | None] = []
-        self._order: list[tuple[str, int]] = []
-        self._terms_of: list[IntArray | None] = []
-        self._segment_of: list[Segment | None] = []
-        self._length: IntArray = np.zeros((0, n_fields), dtype=np.int64)
-        self._alive: npt.NDArray[np.bool_] = np.zeros(0, dtype=bool)
-        self._groups: dict[Hashable, list[int]] = {}
-        self._segments: list[Segment] = []
-        self._n = 0
-        self._total_length = [0] * n_fields
-
-    # --- size -------------------------------------------------------------------------------
-
-    @property
-    def n_docs(self) -> int:
-        return self._n
-
-    @property
-    def avg_length(self) -> float:
-        """Average length of the first field."""
-        return self._total_length[0] / self._n if self._n else 0.0
-
-    def avg_lengths(self) -> list[float]:
-        return [total / self._n if self._n else 0.0 for total in self._total_length]
-
-    @property
-    def n_segments(self) -> int:
-        return len(self._segments)
-
-    def df(self, term: str) -> int:
-        term_id = self._vocab.get(term)
-        return 0 if term_id is None else self._df[term_id]
-
-    def groups(self) -> list[Hashable]:
-        return list(self._groups)
-
-    def group_size(self, group: Hashable) -> int:
-        return len(self._groups.get(group, ()))
-
-    def payloads(self, group: Hashable) -> list[T]:
-        return [p for s in self._groups.get(group, []) if (p := self._payloads[s]) is not None]
-
-    # --- updates ----------------------------------------------------------------------------
-
-    def replace(self, group: Hashable, docs: Sequence[Doc[T]]) -> None:
-        """Make `group` hold exactly `docs` (none: the group is removed)."""
-        self._remove(group)
-        if docs:
-            self._add(group, docs)
-        self.generation += 1
-        self._tidy()
-
-    def remove(self, group: Hashable) -> None:
-        self.replace(group, ())
-
-    def update(self, changes: Mapping[Hashable, Sequence[Doc[T]]]) -> None:
-        """Apply many group changes as one coalesced update (one new segment, one generation).
-
-        A group mapped to no documents is removed.
-        """
-        for group in changes:
-            self._remove(group)
-        present = [(group, docs) for group, docs in changes.items() if docs]
-        if present:
-            batch: Hashable = object()
-            self._add(batch, [doc for _, docs in present for doc in docs])
-            slots = iter(self._groups.pop(batch))
-            for group, docs in present:
-                self._groups[group] = [next(slots) for _ in docs]
-        self.generation += 1
-        self._tidy()
-
-    def _add(self, group: Hashable, docs: Sequence[Doc[T]]) -> None:
-        n_fields = len(self.fields)
-        first = len(self._payloads)
-        term_ids: list[int] = []
-        slot_ids: list[int] = []
-        tfs: list[list[int]] = []
-        lengths: list[list[int]] = []
-        for offset, doc in enumerate(docs):
-            if len(doc.fields) > n_fields or any(isinstance(f, str) for f in doc.fields):
-                raise ValueError(f"a document needs at most {n_fields} fields, each a list of terms")
-            counts = [Counter(terms) for terms in doc.fields]
-            counts += [Counter() for _ in range(n_fields - len(counts))]
-            unique = list(dict.fromkeys(chain.from_iterable(counts)))
-            ids = [self._term_id(t) for t in unique]
-            for term_id in ids:
-                self._df[term_id] += 1
-            term_ids.extend(ids)
-            tfs.extend([c[t] for c in counts] for t in unique)
-            slot_ids.extend([first + offset] * len(ids))
-            self._payloads.append(doc.payload)
-            self._order.append(doc.order)
-            self._terms_of.append(np.asarray(ids, dtype=np.int64))
-            lengths.append([len(terms) for terms in doc.fields] + [0] * (n_fields - len(doc.fields)))
-        segment = Segment(
-            np.asarray(term_ids, dtype=np.int64),
-            np.asarray(slot_ids, dtype=np.int64),
-            np.asarray(tfs, dtype=np.int64).reshape(len(term_ids), n_fields),
-            np.arange(first, first + len(docs), dtype=np.int64),
-        )
-        self._segment_of.extend([segment] * len(docs))
-        self._segments.append(segment)
-        self._length = np.concatenate([self._length, np.asarray(lengths, dtype=np.int64)])
-        self._alive = np.concatenate([self._alive, np.ones(len(docs), dtype=bool)])
-        self._groups[group] = list(range(first, first + len(docs)))
-        self._n += len(docs)
-        for f in range(n_fields):
-            self._total_length[f] += sum(row[f] for row in lengths)
-
-    def _remove(self, group: Hashable) -> None:
-        for slot in self._groups.pop(group, ()):
-            terms, segment = self._terms_of[slot], self._segment_of[slot]
-            assert terms is not None and segment is not None, "a grouped slot is alive"
-            for term_id in terms.tolist():
-                self._df[term_id] -= 1
-            segment.live -= 1
-            self._alive[slot] = False
-            self._payloads[slot] = self._terms_of[slot] = self._segment_of[slot] = None
-            self._n -= 1
-            for f, length in enumerate(self._length[slot].tolist()):
-                self._total_length[f] -= length
-
-    def _term_id(self, term: str) -> int:
-        term_id = self._vocab.get(term)
-        if term_id is None:
-            term_id = self._vocab[term] = len(self._df)
-            self._df.append(0)
-        return term_id
-
-    def _tidy(self) -> None:
-        """Drop dead segments, merge small ones, renumber when much is dead.
-
-        Only the layout changes: scores depend on integers that none of this touches.
-        """
-        self._segments = [s for s in self._segments if s.live]
-        dead = len(self._payloads) - self._n
-        if dead > _COMPACT_DEAD_FRACTION * max(self._n, 256):
-            self._renumber()
-        while len(self._segments) >= 2 and (
-            self._segments[-2].live <= _MERGE_FACTOR * self._segments[-1].live
-            # A segment holding a quarter of the corpus or more is left alone (no latency
-            # spikes); renumbering compacts it once enough of it is dead.
-            and 4 * self._segments[-2].live < self._n
-        ):
-            newer = self._segments.pop()
-            self._segments[-1] = self._merge(self._segments[-1], newer)
-
-    def _merge(self, older: Segment, newer: Segment) -> Segment:
-        parts = [older.triples(), newer.triples()]
-        term_ids = np.concatenate([p[0] for p in parts])
-        slots = np.concatenate([p[1] for p in parts])
-        tfs = np.concatenate([p[2] for p in parts])
-        keep = self._alive[slots]
-        doc_slots = np.concatenate([older.slots, newer.slots])
-        merged = Segment(term_ids[keep], slots[keep], tfs[keep], doc_slots[self._alive[doc_slots]])
-        for slot in merged.slots.tolist():
-            self._segment_of[slot] = merged
-        return merged
-
-    def _renumber(self) -> None:
-        """Drop dead slots entirely, so memory follows the live corpus."""
-        live = np.flatnonzero(self._alive)
-        new_of_old = np.full(len(self._payloads), -1, dtype=np.int64)
-        new_of_old[live] = np.arange(len(live))
-        live_list = live.tolist()
-        self._payloads = [self._payloads[i] for i in live_list]
-        self._order = [self._order[i] for i in live_list]
-        self._terms_of = [self._terms_of[i] for i in live_list]
-        self._length = self._length[live]
-        self._groups = {g: [int(new_of_old[s]) for s in slots] for g, slots in self._groups.items()}
-        self._segment_of = [None] * len(live)
-        renumbered: list[Segment] = []
-        for segment in self._segments:
-            term_ids, slots, tfs = segment.triples()
-            keep = self._alive[slots]
-            doc_slots = new_of_old[segment.slots[self._alive[segment.slots]]]
-            fresh = Segment(term_ids[keep], new_of_old[slots[keep]], tfs[keep], doc_slots)
-            for slot in fresh.slots.tolist():
-                self._segment_of[slot] = fresh
-            renumbered.append(fresh)
-        self._segments = renumbered
-        self._alive = np.ones(len(live), dtype=bool)
+        super().__init__(len(self.fields))
+        self._norms: list[FloatArray | None] = []
+        self._norms_generation = -1
 
     # --- search -----------------------------------------------------------------------------
 
@@ -283,46 +83,73 @@ class BM25Index(Generic[T]):
 
         `weights` (one per term, default 1) scale each query term's contribution.
         """
-        parts_docs: list[IntArray] = []
-        parts_scores: list[FloatArray] = []
-        k1 = self.k1
-        avgs = self.avg_lengths()
+        entries: list[tuple[int, float]] = []
         for i, term in enumerate(terms):
             term_id = self._vocab.get(term)
-            if term_id is None or self._df[term_id] == 0:
+            if term_id is not None and self._df.data[term_id] > 0:
+                entries.append((term_id, self.idf(term) * (1.0 if weights is None else weights[i])))
+        if not entries:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
+        k1 = self.k1
+        norms = self._field_norms()
+        alive = self._alive.view()
+        parts_docs: list[I32] = []
+        parts_scores: list[FloatArray] = []
+        # One gather per segment for all the query's terms, in query order: a slot lives in one
+        # segment, so its contributions arrive in query-term order whatever the layout.
+        for segment in self._segments:
+            picked = [(row, idf) for term_id, idf in entries if (row := segment.row(term_id)) >= 0]
+            if not picked:
                 continue
-            weight = 1.0 if weights is None else weights[i]
-            idf = self.idf(term) * weight
-            for segment in self._segments:
-                found = segment.postings(term_id)
-                if found is None:
-                    continue
-                docs, tfs = found
-                live = self._alive[docs]
-                if not live.all():
-                    docs, tfs = docs[live], tfs[live]
-                tf = self._combined_tf(docs, tfs, avgs)
-                parts_docs.append(docs)
-                parts_scores.append(idf * (tf * (k1 + 1.0)) / (tf + k1))
+            rows = np.array([row for row, _ in picked], dtype=np.int64)
+            starts = segment.indptr[rows]
+            lengths = segment.indptr[rows + 1] - starts
+            at = gather(starts, lengths)
+            docs, tfs = segment.docs[at], segment.tfs[at]
+            idfs = np.repeat(np.array([idf for _, idf in picked], dtype=np.float64), lengths)
+            if segment.live < len(segment.slots):
+                live = alive[docs]
+                docs, tfs, idfs = docs[live], tfs[live], idfs[live]
+            tf = self._combined_tf(docs, tfs, norms)
+            parts_docs.append(docs)
+            parts_scores.append(idfs * (tf * (k1 + 1.0)) / (tf + k1))
         if not parts_docs:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
-        # Each document's contributions are summed in query-term order whatever the segment
-        # layout, so the float result is the same as a fresh build's.
-        docs, inverse = np.unique(np.concatenate(parts_docs), return_inverse=True)
-        scores: FloatArray = np.bincount(inverse, weights=np.concatenate(parts_scores), minlength=len(docs)).astype(
-            np.float64, copy=False
-        )
+        all_docs = np.concatenate(parts_docs)
+        contributions = np.concatenate(parts_scores)
+        # bincount adds each slot's contributions in input order (query-term order) on both
+        # paths, so the floats are those of a fresh build. Dense when the postings are many (no
+        # sort); sparse through np.unique otherwise.
+        if len(all_docs) > _DENSE_FRACTION * len(alive):
+            dense: FloatArray = np.bincount(all_docs, contributions, len(alive)).astype(np.float64, copy=False)
+            slots = np.flatnonzero(dense > 0)
+            return slots, dense[slots]
+        docs_u, inverse = np.unique(all_docs, return_inverse=True)
+        scores: FloatArray = np.bincount(inverse, contributions, len(docs_u)).astype(np.float64, copy=False)
         positive = scores > 0
-        return docs[positive], scores[positive]
+        return docs_u[positive].astype(np.int64), scores[positive]
 
-    def _combined_tf(self, docs: IntArray, tfs: IntArray, avgs: Sequence[float]) -> FloatArray:
+    def _field_norms(self) -> list[FloatArray | None]:
+        """Per field, every slot's length norm `1 - b + b * len / avglen` (None for a field no
+        live document has, or of weight 0), computed once per generation. Elementwise, so the
+        floats are those of computing it for the matched slots alone."""
+        if self._norms_generation != self.generation:
+            avgs = self.avg_lengths()
+            lengths = self._length.view()
+            self._norms = [
+                None if field.weight == 0 or avgs[f] == 0 else 1.0 - field.b + field.b * lengths[:, f] / avgs[f]
+                for f, field in enumerate(self.fields)
+            ]
+            self._norms_generation = self.generation
+        return self._norms
+
+    def _combined_tf(self, docs: I32, tfs: I32, norms: Sequence[FloatArray | None]) -> FloatArray:
         """BM25F's tf~: each field's frequency over its length norm, weighted, summed in field order."""
         total: FloatArray = np.zeros(len(docs), dtype=np.float64)
         for f, field in enumerate(self.fields):
-            if field.weight == 0 or avgs[f] == 0:
-                continue  # a field no live document has cannot hold the term
-            norm = 1.0 - field.b + field.b * self._length[docs, f] / avgs[f]
-            total += field.weight * tfs[:, f] / norm
+            norm = norms[f]
+            if norm is not None:  # a field no live document has cannot hold the term
+                total += field.weight * tfs[:, f] / norm[docs]
         return total
 
     def explain(
@@ -351,19 +178,6 @@ class BM25Index(Generic[T]):
                 weight = 1.0 if weights is None else weights[i]
                 shares.append((term, self.idf(term) * weight * (tf * (self.k1 + 1.0)) / (tf + self.k1), where))
         return shares
-
-    def containing_all(self, terms: Sequence[str]) -> IntArray:
-        """Live slots that contain every one of `terms`, in any field (sorted)."""
-        found: IntArray | None = None
-        for term in dict.fromkeys(terms):
-            term_id = self._vocab.get(term)
-            if term_id is None or self._df[term_id] == 0:
-                return np.zeros(0, dtype=np.int64)
-            parts = [p[0] for s in self._segments if (p := s.postings(term_id)) is not None]
-            docs = np.unique(np.concatenate(parts))
-            docs = docs[self._alive[docs]]
-            found = docs if found is None else np.intersect1d(found, docs, assume_unique=True)
-        return np.zeros(0, dtype=np.int64) if found is None else found
 
     def search(
         self,
@@ -405,8 +219,3 @@ class BM25Index(Generic[T]):
             key=lambda pair: (-pair[1], self._order[pair[0]]),
         )[:k]
         return [Scored(self._payload(slot), score) for slot, score in ranked], candidates
-
-    def _payload(self, slot: int) -> T:
-        payload = self._payloads[slot]
-        assert payload is not None, "a live slot always has its payload"
-        return payload

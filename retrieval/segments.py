@@ -1,51 +1,111 @@
-"""Immutable postings segments for the BM25 engine (CSR: per term, document slots and tfs).
+"""Storage for the BM25 engine: growable arrays and immutable CSR postings segments.
 
-A segment holds the postings of a batch of documents grouped by term: for each term a slice of
-document slots and, per slot, the term's frequency in each field (one column per field).
+A segment holds the postings of a contiguous range of document slots grouped by term (CSR): for
+each term a slice of slots, ascending, and per slot the term's frequency in each field (one
+column per field). Postings are int32: four bytes a slot and four a field frequency.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import numpy.typing as npt
 
-IntArray = npt.NDArray[np.int64]
+I32 = npt.NDArray[np.int32]
+I64 = npt.NDArray[np.int64]
+IntArray = I64
 
 _DICT_ROWS = 4096
+"""Segments with at most this many terms find a term's row through a dict; larger ones through a
+dense array indexed by term id (one int32 per vocabulary entry, faster than hashing)."""
+
+
+class Grow:
+    """A numpy array that grows geometrically, by a quarter (appends are amortised O(1) per
+    element, and at most a quarter of it is slack). Rows may be scalars or vectors (`width`)."""
+
+    __slots__ = ("data", "n")
+
+    def __init__(self, dtype: type, width: int | None = None, capacity: int = 256) -> None:
+        self.data: npt.NDArray[Any] = np.zeros((capacity,) if width is None else (capacity, width), dtype=dtype)
+        self.n = 0
+
+    def extend(self, values: npt.ArrayLike) -> None:
+        arr = np.asarray(values, dtype=self.data.dtype)
+        need = self.n + len(arr)
+        if need > len(self.data):
+            capacity = max(need, len(self.data) + len(self.data) // 4 + 256)
+            grown = np.zeros((capacity, *self.data.shape[1:]), dtype=self.data.dtype)
+            grown[: self.n] = self.data[: self.n]
+            self.data = grown
+        self.data[self.n : need] = arr
+        self.n = need
+
+    def view(self) -> npt.NDArray[Any]:
+        return self.data[: self.n]
+
+    def reset(self, values: npt.ArrayLike) -> None:
+        arr = np.asarray(values, dtype=self.data.dtype)
+        self.data = np.zeros((len(arr) + len(arr) // 4 + 256, *self.data.shape[1:]), dtype=self.data.dtype)
+        self.data[: len(arr)] = arr
+        self.n = len(arr)
 
 
 class Segment:
-    """Postings of a batch of documents, grouped by term (CSR), and how many are still alive."""
+    """CSR postings of a range of slots, and how many of its documents are still alive."""
 
-    __slots__ = ("docs", "indptr", "live", "rows", "slots", "term_ids", "tfs")
+    __slots__ = ("docs", "id", "indptr", "live", "rows", "slots", "term_ids", "tfs")
 
-    def __init__(self, term_ids: IntArray, slots: IntArray, tfs: IntArray, doc_slots: IntArray) -> None:
-        """`term_ids[i]` occurs in document `slots[i]` with field frequencies `tfs[i]` (a row)."""
-        self.slots = doc_slots
-        """Every document slot of the segment, including those without any term."""
-        order = np.lexsort((slots, term_ids))
-        term_ids, self.docs, self.tfs = term_ids[order], slots[order], tfs[order]
-        unique, starts = np.unique(term_ids, return_index=True)
-        self.term_ids = unique
-        self.indptr = np.append(starts, len(term_ids)).astype(np.int64)
-        self.rows: dict[int, int] | IntArray
-        if len(unique) <= _DICT_ROWS:
-            self.rows = dict(zip(unique.tolist(), range(len(unique)), strict=True))
+    def __init__(self, seg_id: int, term_ids: I32, indptr: I64, docs: I32, tfs: I32, slots: I32) -> None:
+        """Term `term_ids[r]` occurs in slots `docs[indptr[r]:indptr[r + 1]]` with field
+        frequencies `tfs[...]` (one row each); `slots` lists every document of the segment,
+        including those without any term."""
+        self.id = seg_id
+        self.term_ids, self.indptr, self.docs, self.tfs, self.slots = term_ids, indptr, docs, tfs, slots
+        self.live = len(slots)
+        self.rows: dict[int, int] | I32
+        if len(term_ids) <= _DICT_ROWS:
+            self.rows = dict(zip(term_ids.tolist(), range(len(term_ids)), strict=True))
         else:
-            self.rows = np.full(int(unique[-1]) + 1, -1, dtype=np.int64)
-            self.rows[unique] = np.arange(len(unique))
-        self.live = len(doc_slots)
+            self.rows = np.full(int(term_ids[-1]) + 1, -1, dtype=np.int32)
+            self.rows[term_ids] = np.arange(len(term_ids), dtype=np.int32)
 
-    def postings(self, term_id: int) -> tuple[IntArray, IntArray] | None:
-        """Document slots and their field frequencies (rows) for one term, or None."""
+    @classmethod
+    def from_postings(cls, seg_id: int, terms: I32, docs: I32, tfs: I32, slots: I32) -> Segment:
+        """From postings in slot order (any term order within a slot): one stable sort by term
+        keeps each term's slots ascending."""
+        order = np.argsort(terms, kind="stable")
+        return cls(seg_id, *csr(terms[order]), docs[order], tfs[order], slots)
+
+    def row(self, term_id: int) -> int:
+        """The term's row, or -1 when the segment does not have it."""
         if isinstance(self.rows, dict):
-            row = self.rows.get(term_id, -1)
-        else:
-            row = int(self.rows[term_id]) if term_id < len(self.rows) else -1
+            return self.rows.get(term_id, -1)
+        return int(self.rows[term_id]) if term_id < len(self.rows) else -1
+
+    def postings(self, term_id: int) -> tuple[I32, I32] | None:
+        """Slots and their field frequencies (rows) for one term, or None."""
+        row = self.row(term_id)
         if row < 0:
             return None
         lo, hi = int(self.indptr[row]), int(self.indptr[row + 1])
         return self.docs[lo:hi], self.tfs[lo:hi]
 
-    def triples(self) -> tuple[IntArray, IntArray, IntArray]:
-        return np.repeat(self.term_ids, np.diff(self.indptr)), self.docs, self.tfs
+    def posting_terms(self) -> I32:
+        """The term of every posting (CSR expanded)."""
+        return np.repeat(self.term_ids, np.diff(self.indptr))
+
+
+def csr(sorted_terms: I32) -> tuple[I32, I64]:
+    """Distinct terms and row pointers of postings already sorted by term."""
+    if len(sorted_terms) == 0:
+        return np.zeros(0, dtype=np.int32), np.zeros(1, dtype=np.int64)
+    starts = np.flatnonzero(np.concatenate(([True], sorted_terms[1:] != sorted_terms[:-1])))
+    return sorted_terms[starts], np.append(starts, len(sorted_terms)).astype(np.int64)
+
+
+def gather(starts: I64, lengths: I64) -> I64:
+    """The indices `starts[i] .. starts[i] + lengths[i] - 1` of every range, concatenated."""
+    total = int(lengths.sum())
+    return np.repeat(starts - (np.cumsum(lengths) - lengths), lengths) + np.arange(total)

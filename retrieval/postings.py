@@ -1,0 +1,405 @@
+"""The postings store under the BM25 engine: documents grouped by file, updatable exactly.
+
+Postings live in immutable int32 CSR segments (per term: document slots and per-field term
+frequencies). Each update (one saved file, or a whole corpus at start-up) becomes one segment, laid
+out by one stable sort; removing a file marks its slots dead. Small segments merge linearly into
+their neighbour, and when a quarter of the slots are dead, slots and vocabulary are renumbered.
+N, document frequencies and per-field lengths are integers kept current on every change, so
+scores computed from them (`retrieval.index`) are those of a fresh build after any sequence of
+changes. `pack`/`unpack` move some files' postings between indexes (the persistent cache).
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections import Counter, defaultdict
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass
+from itertools import chain, repeat
+from typing import Generic, TypeVar
+
+import numpy as np
+
+from retrieval.memory import release_free_memory
+from retrieval.segments import I32, I64, Grow, IntArray, Segment, csr, gather
+
+T = TypeVar("T")
+
+_MERGE_FACTOR = 2
+"""Merge the newest segment into the one before while that one holds at most this many times as
+many live documents: segment sizes then fall geometrically, so there are O(log N) segments and
+each posting is merged O(log N) times over its life."""
+_COMPACT_DEAD_FRACTION = 0.25
+_BULK_DOCS = 10_000
+"""An update this large is a bulk build: afterwards, free memory goes back to the OS."""
+
+
+@dataclass(frozen=True, slots=True)
+class Doc(Generic[T]):
+    """One unit to index: its payload, its terms per field, and the key that breaks score ties."""
+
+    payload: T
+    fields: Sequence[Sequence[str]]
+    """Terms of each field, in the index's field order (missing trailing fields are empty)."""
+    order: tuple[str, int]
+    """(display path, start line): ties break by score desc, then this, ascending."""
+
+
+@dataclass(frozen=True, slots=True)
+class Packed(Generic[T]):
+    """Some groups of an index, self-contained: their documents in slot order (slots from 0) and
+    their postings as CSR over their own vocabulary `words`."""
+
+    groups: list[tuple[Hashable, int]]
+    """(group, number of documents), in slot order."""
+    payloads: list[T]
+    orders: list[tuple[str, int]]
+    words: list[str]
+    indptr: I64
+    """Postings of `words[r]`: `docs[indptr[r]:indptr[r + 1]]`, ascending."""
+    docs: I32
+    tfs: I32
+    """One row per posting, one column per field."""
+    fwd: I32
+    """The distinct terms (indices into `words`) of each document, in slot order..."""
+    counts: I32
+    """...`counts[s]` of them for document s."""
+    lengths: I32
+    """Field lengths, one row per document."""
+
+
+class Postings(Generic[T]):
+    """Documents grouped by file (`group`), their postings, and the integers BM25 needs."""
+
+    def __init__(self, n_fields: int = 1) -> None:
+        self._n_fields = n_fields
+        self.generation = 0
+        self._vocab: defaultdict[str, int] = _new_vocab()
+        """Term ids, in order of first sight; looking a missing term up gives it the next id."""
+        self._df = Grow(np.int64, capacity=1024)
+        self._payloads: list[T | None] = []
+        self._order: list[tuple[str, int]] = []
+        self._length = Grow(np.int32, width=n_fields)
+        self._alive = Grow(np.bool_)
+        self._seg_of = Grow(np.int32)
+        self._fwd = Grow(np.int32, capacity=4096)
+        """Forward index: the distinct terms of every slot, in slot order (to decrement df)."""
+        self._fwd_ptr = Grow(np.int64)
+        self._fwd_len = Grow(np.int32)
+        self._groups: dict[Hashable, tuple[int, int]] = {}
+        """Each group's (first slot, count): a group's documents hold contiguous slots."""
+        self._segments: list[Segment] = []
+        self._seg_ids = 0
+        self._n = 0
+        self._total_length = [0] * n_fields
+
+    # --- size -------------------------------------------------------------------------------
+
+    @property
+    def n_docs(self) -> int:
+        return self._n
+
+    @property
+    def avg_length(self) -> float:
+        """Average length of the first field."""
+        return self._total_length[0] / self._n if self._n else 0.0
+
+    def avg_lengths(self) -> list[float]:
+        return [total / self._n if self._n else 0.0 for total in self._total_length]
+
+    @property
+    def n_segments(self) -> int:
+        return len(self._segments)
+
+    @property
+    def n_terms(self) -> int:
+        """Vocabulary entries, including terms no live document has any more (until compaction)."""
+        return len(self._vocab)
+
+    @property
+    def n_slots(self) -> int:
+        """Document slots, including dead ones (until renumbering)."""
+        return self._alive.n
+
+    def df(self, term: str) -> int:
+        term_id = self._vocab.get(term)
+        return 0 if term_id is None else int(self._df.data[term_id])
+
+    def groups(self) -> list[Hashable]:
+        return list(self._groups)
+
+    def group_size(self, group: Hashable) -> int:
+        return self._groups.get(group, (0, 0))[1]
+
+    def payloads(self, group: Hashable) -> list[T]:
+        first, count = self._groups.get(group, (0, 0))
+        return [p for p in self._payloads[first : first + count] if p is not None]
+
+    # --- updates ----------------------------------------------------------------------------
+
+    def replace(self, group: Hashable, docs: Sequence[Doc[T]]) -> None:
+        """Make `group` hold exactly `docs` (none: the group is removed)."""
+        self.update({group: docs})
+
+    def remove(self, group: Hashable) -> None:
+        self.update({group: ()})
+
+    def update(self, changes: Mapping[Hashable, Sequence[Doc[T]]]) -> None:
+        """Apply many group changes as one update: one new segment (a bulk build when the index
+        is empty), one generation. A group mapped to no documents is removed."""
+        for group in changes:
+            self._remove(group)
+        present = [(group, docs) for group, docs in changes.items() if docs]
+        if present:
+            self._add(present)
+        self.generation += 1
+        self._tidy()
+        if sum(len(docs) for _, docs in present) >= _BULK_DOCS:
+            release_free_memory()  # the build's scratch (counters, C arrays) back to the OS
+
+    def _add(self, items: Sequence[tuple[Hashable, Sequence[Doc[T]]]]) -> None:
+        n_fields = self._n_fields
+        term_id = self._vocab.__getitem__  # a missing term gets the next id, in C
+        terms = array("i")  # C ints while building: 4 bytes a posting, not an object reference
+        columns = [array("i") for _ in range(n_fields)]
+        distinct = array("i")
+        lengths = array("i")
+        first = slot = len(self._payloads)
+        for group, docs in items:
+            self._groups[group] = (slot, len(docs))
+            slot += len(docs)
+            for doc in docs:
+                fields = doc.fields
+                if len(fields) > n_fields or any(isinstance(f, str) for f in fields):
+                    raise ValueError(f"a document needs at most {n_fields} fields, each a list of terms")
+                counts = [Counter(terms_of_field) for terms_of_field in fields]
+                unique = list(counts[0]) if len(counts) == 1 else list(dict.fromkeys(chain.from_iterable(counts)))
+                terms.extend(map(term_id, unique))
+                for f, column in enumerate(columns):
+                    if f < len(counts):
+                        column.extend(map(counts[f].get, unique, repeat(0)))
+                    else:
+                        column.extend(repeat(0, len(unique)))
+                distinct.append(len(unique))
+                lengths.extend([len(terms_of_field) for terms_of_field in fields])
+                lengths.extend(repeat(0, n_fields - len(fields)))
+                self._payloads.append(doc.payload)
+                self._order.append(doc.order)
+        term_arr: I32 = np.frombuffer(terms, dtype=np.int32) if terms else np.zeros(0, dtype=np.int32)
+        tfs = np.stack([np.frombuffer(c, dtype=np.int32) if c else np.zeros(0, dtype=np.int32) for c in columns], 1)
+        counts_arr = np.frombuffer(distinct, dtype=np.int32).astype(np.int64)
+        length_rows = np.frombuffer(lengths, dtype=np.int32).reshape(slot - first, n_fields)
+        slots = np.arange(first, slot, dtype=np.int32)
+        segment = Segment.from_postings(self._new_id(), term_arr, np.repeat(slots, counts_arr), tfs, slots)
+        self._append(segment, term_arr, counts_arr, length_rows)
+
+    def _append(self, segment: Segment, fwd: I32, counts: I64, lengths: I32) -> None:
+        """Account for a new segment of new slots: df, forward index, lengths, liveness."""
+        n_new = len(segment.slots)
+        if len(self._vocab) > self._df.n:
+            self._df.extend(np.zeros(len(self._vocab) - self._df.n, dtype=np.int64))
+        self._df.data[: self._df.n] += np.bincount(fwd, minlength=self._df.n)
+        self._fwd_ptr.extend(self._fwd.n + np.cumsum(counts) - counts)
+        self._fwd_len.extend(counts)
+        self._fwd.extend(fwd)
+        self._segments.append(segment)
+        self._seg_of.extend(np.full(n_new, segment.id, dtype=np.int32))
+        self._length.extend(lengths)
+        self._alive.extend(np.ones(n_new, dtype=np.bool_))
+        self._n += n_new
+        for f, total in enumerate(lengths.sum(axis=0, dtype=np.int64).tolist()):
+            self._total_length[f] += total
+
+    # --- packing (the persistent cache) -------------------------------------------------------
+
+    def pack(self, groups: Sequence[Hashable]) -> Packed[T]:
+        """These groups' documents and postings, self-contained (own vocabulary, slots from 0), to
+        be restored with `unpack` into this or another index with the same fields."""
+        spans = [(g, *self._groups[g]) for g in groups if g in self._groups]
+        slots = np.concatenate([np.arange(a, a + n) for _, a, n in spans]) if spans else np.zeros(0, dtype=np.int64)
+        local = np.full(self._alive.n, -1, dtype=np.int64)
+        local[slots] = np.arange(len(slots))
+        parts = [self._live_postings(s) for s in self._segments]
+        terms = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, dtype=np.int32)
+        docs = local[np.concatenate([p[1] for p in parts])] if parts else np.zeros(0, dtype=np.int64)
+        tfs = np.concatenate([p[2] for p in parts]) if parts else np.zeros((0, self._n_fields), dtype=np.int32)
+        mine = docs >= 0
+        terms, docs, tfs = terms[mine], docs[mine], tfs[mine]
+        order = np.lexsort((docs, terms))  # by term, then slot: CSR
+        used, inverse = np.unique(terms[order], return_inverse=True)
+        words = list(self._vocab)
+        fwd_global = self._fwd.view()[gather(self._fwd_ptr.view()[slots], self._fwd_len.view()[slots].astype(np.int64))]
+        return Packed(
+            groups=[(g, n) for g, _, n in spans],
+            payloads=[self._payload(s) for s in slots.tolist()],
+            orders=[self._order[s] for s in slots.tolist()],
+            words=[words[t] for t in used.tolist()],
+            indptr=csr(inverse.astype(np.int32))[1] if len(used) else np.zeros(1, dtype=np.int64),
+            docs=docs[order].astype(np.int32),
+            tfs=tfs[order],
+            fwd=np.searchsorted(used, fwd_global).astype(np.int32),
+            counts=self._fwd_len.view()[slots].copy(),
+            lengths=self._length.view()[slots].copy(),
+        )
+
+    def unpack(self, packed: Packed[T]) -> None:
+        """Add packed groups (none of them may be here already) as one segment, one generation."""
+        if packed.tfs.ndim != 2 or packed.tfs.shape[1] != self._n_fields:
+            raise ValueError(f"packed postings have {packed.tfs.shape[1:]} fields; this index has {self._n_fields}")
+        if any(g in self._groups for g, _ in packed.groups):
+            raise ValueError("unpack adds groups; remove the ones it replaces first")
+        first = slot = len(self._payloads)
+        for group, count in packed.groups:
+            self._groups[group] = (slot, count)
+            slot += count
+        self._payloads.extend(packed.payloads)
+        self._order.extend(packed.orders)
+        ids = np.fromiter(map(self._vocab.__getitem__, packed.words), dtype=np.int32, count=len(packed.words))
+        by_id = np.argsort(ids, kind="stable")  # rows in this index's term order
+        starts, lengths = packed.indptr[:-1][by_id], np.diff(packed.indptr)[by_id]
+        at = gather(starts, lengths)
+        slots = np.arange(first, slot, dtype=np.int32)
+        segment = Segment(
+            self._new_id(),
+            ids[by_id],
+            np.concatenate(([0], np.cumsum(lengths))).astype(np.int64),
+            (packed.docs[at] + first).astype(np.int32),
+            packed.tfs[at],
+            slots,
+        )
+        self._append(segment, ids[packed.fwd], packed.counts.astype(np.int64), packed.lengths)
+        self.generation += 1
+        self._tidy()
+
+    def _new_id(self) -> int:
+        self._seg_ids += 1
+        return self._seg_ids
+
+    def _remove(self, group: Hashable) -> None:
+        found = self._groups.pop(group, None)
+        if found is None:
+            return
+        first, count = found
+        slots = np.arange(first, first + count)
+        alive = self._alive.view()
+        assert alive[slots].all(), "a grouped slot is alive"
+        terms = self._fwd.view()[gather(self._fwd_ptr.view()[slots], self._fwd_len.view()[slots].astype(np.int64))]
+        np.subtract.at(self._df.data, terms, 1)
+        by_segment = Counter(self._seg_of.view()[slots].tolist())
+        for segment in self._segments:
+            segment.live -= by_segment.get(segment.id, 0)
+        alive[slots] = False
+        self._payloads[first : first + count] = [None] * count
+        self._n -= count
+        for f, total in enumerate(self._length.view()[slots].sum(axis=0, dtype=np.int64).tolist()):
+            self._total_length[f] -= total
+
+    def _tidy(self) -> None:
+        """Drop dead segments, merge small ones, renumber when much is dead.
+
+        Only the layout changes: scores depend on integers that none of this touches.
+        """
+        self._segments = [s for s in self._segments if s.live]
+        dead = len(self._payloads) - self._n
+        if dead > _COMPACT_DEAD_FRACTION * max(self._n, 256):
+            self._renumber()
+        while len(self._segments) >= 2 and (
+            self._segments[-2].live <= _MERGE_FACTOR * self._segments[-1].live
+            # A segment holding a quarter of the corpus or more is left alone (no latency
+            # spikes); renumbering compacts it once enough of it is dead.
+            and 4 * self._segments[-2].live < self._n
+        ):
+            newer = self._segments.pop()
+            self._segments[-1] = self._merge(self._segments[-1], newer)
+
+    def _live_postings(self, segment: Segment) -> tuple[I32, I32, I32]:
+        terms, docs, tfs = segment.posting_terms(), segment.docs, segment.tfs
+        if segment.live < len(segment.slots):
+            keep = self._alive.view()[docs]
+            terms, docs, tfs = terms[keep], docs[keep], tfs[keep]
+        return terms, docs, tfs
+
+    def _merge(self, older: Segment, newer: Segment) -> Segment:
+        """Every slot of `older` is below every slot of `newer`, so a linear merge (two
+        `searchsorted`) keeps each term's slots ascending."""
+        a_terms, a_docs, a_tfs = self._live_postings(older)
+        b_terms, b_docs, b_tfs = self._live_postings(newer)
+        n = len(a_terms) + len(b_terms)
+        dest_a = np.arange(len(a_terms)) + np.searchsorted(b_terms, a_terms, side="left")
+        dest_b = np.arange(len(b_terms)) + np.searchsorted(a_terms, b_terms, side="right")
+        terms = np.empty(n, dtype=np.int32)
+        docs = np.empty(n, dtype=np.int32)
+        tfs = np.empty((n, self._n_fields), dtype=np.int32)
+        terms[dest_a], docs[dest_a], tfs[dest_a] = a_terms, a_docs, a_tfs
+        terms[dest_b], docs[dest_b], tfs[dest_b] = b_terms, b_docs, b_tfs
+        alive = self._alive.view()
+        slots = np.concatenate([older.slots[alive[older.slots]], newer.slots[alive[newer.slots]]])
+        merged = Segment(self._new_id(), *csr(terms), docs, tfs, slots)
+        self._seg_of.data[slots] = merged.id
+        return merged
+
+    def _renumber(self) -> None:
+        """Drop dead slots and the terms no live document has, so memory follows the live corpus.
+
+        Ids keep their relative order, so every segment stays sorted without a sort.
+        """
+        alive = self._alive.view()
+        live = np.flatnonzero(alive)
+        new_slot = np.full(len(alive), -1, dtype=np.int64)
+        new_slot[live] = np.arange(len(live))
+        df = self._df.view()
+        kept_terms = np.flatnonzero(df > 0)
+        new_term = np.full(len(df), -1, dtype=np.int32)
+        new_term[kept_terms] = np.arange(len(kept_terms), dtype=np.int32)
+        words = list(self._vocab)
+        self._vocab = _new_vocab()
+        self._vocab.update(zip([words[i] for i in kept_terms.tolist()], range(len(kept_terms)), strict=True))
+        self._df.reset(df[kept_terms])
+        live_list = live.tolist()
+        self._payloads = [self._payloads[i] for i in live_list]
+        self._order = [self._order[i] for i in live_list]
+        self._length.reset(self._length.view()[live])
+        self._groups = {g: (int(new_slot[first]), count) for g, (first, count) in self._groups.items()}
+        lengths = self._fwd_len.view()[live].astype(np.int64)
+        self._fwd.reset(new_term[self._fwd.view()[gather(self._fwd_ptr.view()[live], lengths)]])
+        self._fwd_ptr.reset(np.cumsum(lengths) - lengths)
+        self._fwd_len.reset(lengths)
+        seg_of = np.zeros(len(live), dtype=np.int32)
+        renumbered: list[Segment] = []
+        for segment in self._segments:
+            terms, docs, tfs = self._live_postings(segment)
+            slots = new_slot[segment.slots[alive[segment.slots]]].astype(np.int32)
+            fresh = Segment(self._new_id(), *csr(new_term[terms]), new_slot[docs].astype(np.int32), tfs, slots)
+            seg_of[slots] = fresh.id
+            renumbered.append(fresh)
+        self._segments = renumbered
+        self._seg_of.reset(seg_of)
+        self._alive.reset(np.ones(len(live), dtype=np.bool_))
+
+    def containing_all(self, terms: Sequence[str]) -> IntArray:
+        """Live slots that contain every one of `terms`, in any field (sorted)."""
+        found: IntArray | None = None
+        alive = self._alive.view()
+        for term in dict.fromkeys(terms):
+            term_id = self._vocab.get(term)
+            if term_id is None or self._df.data[term_id] == 0:
+                return np.zeros(0, dtype=np.int64)
+            # Segments hold ascending slot ranges and each term's slots ascend: already sorted.
+            parts = [p[0] for s in self._segments if (p := s.postings(term_id)) is not None]
+            docs = np.concatenate(parts).astype(np.int64)
+            docs = docs[alive[docs]]
+            found = docs if found is None else np.intersect1d(found, docs, assume_unique=True)
+        return np.zeros(0, dtype=np.int64) if found is None else found
+
+    def _payload(self, slot: int) -> T:
+        payload = self._payloads[slot]
+        assert payload is not None, "a live slot always has its payload"
+        return payload
+
+
+def _new_vocab() -> defaultdict[str, int]:
+    """A term -> id map where looking up a missing term inserts it with the next id (its size
+    before insertion), all in C."""
+    vocab: defaultdict[str, int] = defaultdict()
+    vocab.default_factory = vocab.__len__
+    return vocab
