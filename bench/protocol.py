@@ -8,6 +8,7 @@ the same event loop and the same machine noise.
 from __future__ import annotations
 
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any, Literal
@@ -27,26 +28,30 @@ async def measure(
 ) -> dict[str, Any]:
     from mcp import Client, StdioServerParameters
 
-    params = StdioServerParameters(command=sys.executable, args=[LAUNCHER, "--log-level", "WARNING", *server_args])
-    t0 = time.perf_counter()
-    async with Client(params, mode=mode) as client:
-        connected_s = time.perf_counter() - t0
-        first = await client.call_tool(tool, {"query": queries[0]})
-        first_answer_s = time.perf_counter() - t0
-        assert not first.is_error, first
-        for i in range(warmup):
-            await client.call_tool("noop", {})
-            await client.call_tool(tool, {"query": queries[i % len(queries)]})
-        search_s: list[float] = []
-        noop_s: list[float] = []
-        for i in range(calls):
-            query = queries[i % len(queries)]
-            t = time.perf_counter()
-            await client.call_tool("noop", {})
-            noop_s.append(time.perf_counter() - t)
-            t = time.perf_counter()
-            await client.call_tool(tool, {"query": query})
-            search_s.append(time.perf_counter() - t)
+    # The run's own cache folder (the SDK starts servers with a filtered environment, and the
+    # user's real cache is never touched), removed afterwards.
+    with tempfile.TemporaryDirectory(prefix="agents-context-bench-cache-") as cache:
+        args = [LAUNCHER, "--log-level", "WARNING", "--cache-dir", cache, *server_args]
+        params = StdioServerParameters(command=sys.executable, args=args)
+        t0 = time.perf_counter()
+        async with Client(params, mode=mode) as client:
+            connected_s = time.perf_counter() - t0
+            first = await client.call_tool(tool, {"query": queries[0]})
+            first_answer_s = time.perf_counter() - t0
+            assert not first.is_error, first
+            for i in range(warmup):
+                await client.call_tool("noop", {})
+                await client.call_tool(tool, {"query": queries[i % len(queries)]})
+            search_s: list[float] = []
+            noop_s: list[float] = []
+            for i in range(calls):
+                query = queries[i % len(queries)]
+                t = time.perf_counter()
+                await client.call_tool("noop", {})
+                noop_s.append(time.perf_counter() - t)
+                t = time.perf_counter()
+                await client.call_tool(tool, {"query": query})
+                search_s.append(time.perf_counter() - t)
     return {
         "mode": mode,
         "tool": tool,

@@ -1,19 +1,24 @@
 """Start-up to first answer, in a fresh process, timed from after the imports.
 
-`python bench/startup.py --docs DIR --query TEXT [--start NAME]` prints one JSON line.
+    python bench/startup.py --docs DIR --query TEXT --start cold|prime|warm [--cache-dir DIR]
 
-There is no persistent index yet, so the only starter is `cold`: read every root, chunk,
-tokenize and index (what `LiveIndex` does today). When the cached index lands, add its starter to
-`STARTERS` (a function from roots to a ready `LiveIndex`) and `bench/speed.py --start warm`
-measures the warm restart with everything else unchanged.
+Prints one JSON line. Each start builds the index the way `agents-context serve` does:
+
+- `cold`: no cache; every root read, chunked, tokenized and indexed before the first answer.
+- `prime`: a cold start that also writes the cache entries (`--cache-dir`): what a first run costs.
+- `warm`: a restart with the cache entries of a previous run (`--cache-dir`), as the server does it:
+  the entries are loaded, `--docs` roots are then checked against the disk (stat) in the
+  background. The first answer comes from the restored index, marked `partial=1` while the check
+  runs; `checked_s` is when the check finished (every answer after it is whole).
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -22,39 +27,34 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    import argparse
-
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--root", default=str(REPO / ".AGENTS"))
     parser.add_argument("--docs", action="append", default=[])
     parser.add_argument("--query", required=True)
-    parser.add_argument("--start", default="cold")
+    parser.add_argument("--start", choices=["cold", "prime", "warm"], default="cold")
+    parser.add_argument("--cache-dir", type=Path, help="the cache folder (prime and warm)")
     args = parser.parse_args(argv)
+    if args.start != "cold" and args.cache_dir is None:
+        parser.error(f"--start {args.start} needs --cache-dir")
 
     t0 = time.perf_counter()
     import server  # everything the server imports: the MCP SDK, corpus/, retrieval/
 
     imports_s = time.perf_counter() - t0
     from bench.measure import rss_bytes
-    from corpus.catalog import load
     from corpus.roots import make_roots
+    from retrieval.cache import IndexCache
     from retrieval.format import render_docs
-    from retrieval.library import index_corpus
     from retrieval.live import LiveIndex
     from retrieval.policy import Answer
+    from retrieval.ranking import DEFAULT
     from retrieval.retriever import RetrievalRequest
 
-    def cold(roots: list[object]) -> LiveIndex:
-        return LiveIndex(roots)  # type: ignore[arg-type]
-
-    starters: dict[str, Callable[[list[object]], object]] = {"cold": cold, **STARTERS}
-    start = starters[args.start]
     rss0 = rss_bytes() or 0
-
     t0 = time.perf_counter()
     roots = make_roots([Path(args.root)], [Path(d) for d in args.docs])
-    live = start(roots)  # type: ignore[arg-type]
-    assert isinstance(live, LiveIndex)
+    store = None if args.start == "cold" else IndexCache(args.cache_dir, DEFAULT.fingerprint)
+    live = LiveIndex(roots, cache=store, background=args.start == "warm")
     t1 = time.perf_counter()
     config = server.Config(agents=[Path(args.root)], docs=[Path(d) for d in args.docs])
     server.create_server(live, config)
@@ -63,16 +63,13 @@ def main(argv: Sequence[str] | None = None) -> None:
         retriever = view.library.window_retriever
         answer = render_docs(args.query, Answer(retriever.retrieve(RetrievalRequest(args.query, 5)), "bm25"))
     t3 = time.perf_counter()
-    rss1 = rss_bytes() or 0
-    corpus = live.corpus
-    text_bytes = sum(len(f.text.encode()) for f in corpus.files.values())
-
-    # The same work split in two, for the breakdown (a second pass: the OS file cache is warm).
+    partial = bool(live.building)
+    if live.indexer is not None:
+        live.indexer.join()
     t4 = time.perf_counter()
-    corpus2 = load(roots)
-    t5 = time.perf_counter()
-    index_corpus(corpus2)
-    t6 = time.perf_counter()
+    rss1 = rss_bytes() or 0
+    live.close()
+    corpus = live.corpus
     print(
         json.dumps(
             {
@@ -82,21 +79,17 @@ def main(argv: Sequence[str] | None = None) -> None:
                 "create_server_s": t2 - t1,
                 "first_query_s": t3 - t2,
                 "first_answer_s": t3 - t0,
+                "first_answer_partial": partial,
+                "checked_s": t4 - t0,
                 "answer_hits": len(answer.result.hits),
                 "files": len(corpus.files),
                 "windows": live.library.windows.n_docs,
                 "sections": live.library.sections.n_docs,
-                "text_bytes": text_bytes,
+                "text_bytes": sum(len(f.text.encode()) for f in corpus.files.values()),
                 "rss_delta": rss1 - rss0,
-                "breakdown_load_s": t5 - t4,
-                "breakdown_index_s": t6 - t5,
             }
         )
     )
-
-
-STARTERS: dict[str, Callable[[list[object]], object]] = {}
-"""Extra starters by name (the lead's cached index goes here): roots -> a ready `LiveIndex`."""
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ macOS, and a `Overview.md` is as pinned as `overview.md`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from fnmatch import fnmatchcase
 
 IGNORED_DIRS: frozenset[str] = frozenset(
@@ -87,6 +87,10 @@ class PinSet:
 
     def __contains__(self, rel: str) -> bool:
         return rel.casefold() in self._folded
+
+    def __iter__(self) -> Iterator[str]:
+        """The pins, case-folded, in the order given."""
+        return iter(self._order)
 
     def rank(self, rel: str) -> int:
         """Position in the pin list, so pinned files are shown in the order they were pinned."""

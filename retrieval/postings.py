@@ -255,21 +255,26 @@ class Postings(Generic[T]):
         self._payloads.extend(packed.payloads)
         self._order.extend(packed.orders)
         ids = np.fromiter(map(self._vocab.__getitem__, packed.words), dtype=np.int32, count=len(packed.words))
-        by_id = np.argsort(ids, kind="stable")  # rows in this index's term order
-        starts, lengths = packed.indptr[:-1][by_id], np.diff(packed.indptr)[by_id]
-        at = gather(starts, lengths)
         slots = np.arange(first, slot, dtype=np.int32)
-        segment = Segment(
-            self._new_id(),
-            ids[by_id],
-            np.concatenate(([0], np.cumsum(lengths))).astype(np.int64),
-            (packed.docs[at] + first).astype(np.int32),
-            packed.tfs[at],
-            slots,
-        )
+        if np.all(ids[1:] > ids[:-1]):  # the rows are in this index's term order already (an empty index)
+            segment = Segment(self._new_id(), ids, packed.indptr, packed.docs + np.int32(first), packed.tfs, slots)
+        else:
+            by_id = np.argsort(ids, kind="stable")  # rows in this index's term order
+            starts, lengths = packed.indptr[:-1][by_id], np.diff(packed.indptr)[by_id]
+            at = gather(starts, lengths)
+            segment = Segment(
+                self._new_id(),
+                ids[by_id],
+                np.concatenate(([0], np.cumsum(lengths))).astype(np.int64),
+                (packed.docs[at] + first).astype(np.int32),
+                packed.tfs[at],
+                slots,
+            )
         self._append(segment, ids[packed.fwd], packed.counts.astype(np.int64), packed.lengths)
         self.generation += 1
-        self._tidy()
+        # No merge: a restored root is one large segment, and merging a small one before it would
+        # copy all of its postings for nothing (a later small update never merges into it either).
+        self._tidy(merge=False)
 
     def _new_id(self) -> int:
         self._seg_ids += 1
@@ -294,7 +299,7 @@ class Postings(Generic[T]):
         for f, total in enumerate(self._length.view()[slots].sum(axis=0, dtype=np.int64).tolist()):
             self._total_length[f] -= total
 
-    def _tidy(self) -> None:
+    def _tidy(self, merge: bool = True) -> None:
         """Drop dead segments, merge small ones, renumber when much is dead.
 
         Only the layout changes: scores depend on integers that none of this touches.
@@ -303,11 +308,15 @@ class Postings(Generic[T]):
         dead = len(self._payloads) - self._n
         if dead > _COMPACT_DEAD_FRACTION * max(self._n, 256):
             self._renumber()
-        while len(self._segments) >= 2 and (
-            self._segments[-2].live <= _MERGE_FACTOR * self._segments[-1].live
-            # A segment holding a quarter of the corpus or more is left alone (no latency
-            # spikes); renumbering compacts it once enough of it is dead.
-            and 4 * self._segments[-2].live < self._n
+        while (
+            merge
+            and len(self._segments) >= 2
+            and (
+                self._segments[-2].live <= _MERGE_FACTOR * self._segments[-1].live
+                # A segment holding a quarter of the corpus or more is left alone (no latency
+                # spikes); renumbering compacts it once enough of it is dead.
+                and 4 * self._segments[-2].live < self._n
+            )
         ):
             newer = self._segments.pop()
             self._segments[-1] = self._merge(self._segments[-1], newer)

@@ -31,6 +31,9 @@ class RootStatus(BaseModel):
     sections: int
     windows: int
     fresh_as_of: str
+    indexing: str | None = Field(
+        default=None, description="While the root's first indexing runs: files read/to read, or 'checking'."
+    )
     skipped: list[Skip]
 
 
@@ -69,6 +72,7 @@ def report(live: LiveIndex, watch: WatchStatus, started: float) -> StatusReport:
                     sections=sum(view.library.sections.group_size(f.path) for f in files),
                     windows=sum(view.library.windows.group_size(f.path) for f in files),
                     fresh_as_of=utc(live.fresh_as_of[root.label]),
+                    indexing=str(p) if (p := live.building.get(root.label)) else None,
                     skipped=[
                         Skip(path=f"{s.root.label}/{s.rel}", reason=s.reason)
                         for s in view.corpus.skipped
@@ -116,6 +120,8 @@ def render(status: StatusReport) -> str:
     ]
     for r in status.roots:
         state = "" if r.present else " MISSING"
+        if r.indexing:
+            state += f" INDEXING {r.indexing}"
         lines.append(
             f"- {r.label} ({r.kind}, {r.path}){state}: {r.files} files ({r.pinned} pinned), "
             f"{r.sections} sections, {r.windows} windows; fresh as of {r.fresh_as_of}"

@@ -19,10 +19,12 @@ the first few thousand is a cache hit), which keeps stemming and splitting cheap
 
 from __future__ import annotations
 
+import hashlib
 import re
 import unicodedata
 from collections.abc import Callable
 from contextlib import suppress
+from importlib.metadata import version
 
 import Stemmer
 
@@ -123,6 +125,14 @@ class Tokenizer:
         self._stemmer = Stemmer.Stemmer("english", 0) if stem else None
         self._cache: dict[str, list[str]] = {}
         self._pattern = _WORD if identifiers else _PLAIN_WORD
+
+    @property
+    def fingerprint(self) -> str:
+        """Everything that decides the terms of a text (a persisted index is only valid with the
+        same fingerprint)."""
+        stop = hashlib.sha256(" ".join(sorted(self.stop_words)).encode()).hexdigest()[:16]
+        stemmer = f"snowball-english-{version('pystemmer')}" if self.stem else "none"
+        return f"stem={stemmer} stop={stop} identifiers={self.identifiers} fold={self.fold} cjk={self.cjk}"
 
     def __call__(self, text: str) -> list[str]:
         if self.fold:

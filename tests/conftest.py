@@ -3,15 +3,26 @@
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import pytest
 from hypothesis import settings
 
+from retrieval.cache import ENV, default_dir
+
 settings.register_profile("ci", derandomize=True, deadline=None, max_examples=60, print_blob=True)
 settings.register_profile("dev", deadline=None, max_examples=100)
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
+
+# Tests never touch the user's real cache: every index they build, in process or in a server they
+# start (which inherits the environment), uses this folder, removed at the end of the session.
+TEST_CACHE = Path(tempfile.mkdtemp(prefix="agents-context-test-cache-"))
+os.environ[ENV] = str(TEST_CACHE)
+TEST_ENV = {ENV: str(TEST_CACHE)}
+"""For servers the MCP SDK starts: it passes them only a few variables of ours, so name the cache."""
 
 Tree = Mapping[str, "str | bytes"]
 
@@ -52,3 +63,19 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         for kind, n in sorted(CASES.items()):
             terminalreporter.write_line(f"{n:>7}  {kind}")
         terminalreporter.write_line(f"{sum(CASES.values()):>7}  cases tried in all")
+
+
+def _real_cache() -> dict[str, int]:
+    """The user's real cache folder: each file and its mtime (empty if there is none)."""
+    real = default_dir({})
+    return {p.name: p.stat().st_mtime_ns for p in real.iterdir()} if real.is_dir() else {}
+
+
+REAL_CACHE_BEFORE = _real_cache()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    shutil.rmtree(TEST_CACHE, ignore_errors=True)
+    if _real_cache() != REAL_CACHE_BEFORE:  # a server started without TEST_ENV wrote the user's cache
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        print(f"\nFAILED: the tests wrote to the user's real cache, {default_dir({})}")

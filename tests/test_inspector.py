@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import TEST_CACHE
 from tests.helpers import TOOLS
 
 E2E = Path(__file__).resolve().parent / "e2e"
@@ -59,7 +60,8 @@ def agents(make_tree: Callable[..., Path]) -> Path:
 
 def run(inspector: Path, agents: Path, *args: str) -> tuple[int, Any, str]:
     done = subprocess.run(
-        [str(inspector), "--cli", sys.executable, SERVER, "--root", str(agents), *args],
+        # The Inspector starts the server with a filtered environment: name the test cache explicitly.
+        [str(inspector), "--cli", sys.executable, SERVER, "--root", str(agents), "--cache-dir", str(TEST_CACHE), *args],
         capture_output=True,
         text=True,
         timeout=120,

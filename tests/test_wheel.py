@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from mcp import Client, StdioServerParameters
 
+from tests.conftest import TEST_CACHE
 from tests.helpers import search
 
 REPO = Path(__file__).resolve().parents[1]
@@ -83,5 +84,7 @@ async def test_the_installed_script_serves_over_stdio(
 ) -> None:
     _, script = installed
     agents = make_tree({"rules.md": "# Rules\n\n## Tabs\n\nIndent with four spaces.\n"})
-    async with Client(StdioServerParameters(command=str(script), args=["--root", str(agents)])) as client:
+    # The SDK starts servers with a filtered environment: name the test cache explicitly.
+    params = StdioServerParameters(command=str(script), args=["--root", str(agents), "--cache-dir", str(TEST_CACHE)])
+    async with Client(params) as client:
         assert "Indent with four spaces" in await search(client, "indent spaces")

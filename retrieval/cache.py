@@ -1,0 +1,420 @@
+"""The persistent index: each root's files and postings, kept in the user's cache directory.
+
+A restart then reads nothing but this file: every file's size, mtime, ctime and content digest
+come back with its units and postings, and the start-up sweep re-reads only the files whose stat
+moved (and re-indexes only those whose digest changed). The cache is a hint, never the truth.
+
+- Where: `platformdirs.user_cache_dir("agents-context")`, or `$AGENTS_CONTEXT_CACHE_DIR`, or
+  `--cache-dir`; never inside a corpus root (the server does not write to the user's project).
+- One entry per root, named by a hash of everything that decides its content: the root's real
+  path and kind, its include patterns and pins, the file size limit, the tokenizer and fields,
+  and this format's version. Another configuration simply has another entry.
+- Format: one `retrieval.arrayfile` of numpy arrays (integers only, nothing in it can run code; a
+  CRC catches torn or flipped bytes). Strings are interned into one NUL-separated UTF-8 blob; a
+  unit's text is an offset into its file's text. Anything unexpected while loading (damaged,
+  truncated, another version, arrays that disagree) discards the entry: the root is indexed from
+  the files as if there were no cache.
+- Entries not written for 30 days are deleted when another one is written (a moved project or an
+  old configuration leaves its entry behind).
+- Files are readable by the user only (they hold corpus text): the folder is 0700, entries are
+  written 0600 through a temporary file and an atomic rename, under a lock file so two servers
+  indexing the same tree never write the same entry at once (the second one skips its write).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import hashlib
+import itertools
+import json
+import logging
+import os
+import tempfile
+import time
+from collections.abc import Hashable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import platformdirs
+from filelock import FileLock, Timeout
+
+from corpus.catalog import CorpusFile
+from corpus.frontmatter import FrontMatter
+from corpus.identity import display_path
+from corpus.roots import Root
+from retrieval import arrayfile
+from retrieval.index import Packed
+from retrieval.units import Unit
+
+log = logging.getLogger("agents_context.cache")
+
+FORMAT = 6
+"""Bump when the layout below, or what a unit or a posting means, changes."""
+ENV = "AGENTS_CONTEXT_CACHE_DIR"
+SUFFIX = ".index"
+STALE_AFTER_S = 30 * 24 * 3600
+
+
+def default_dir(env: Mapping[str, str] | None = None) -> Path:
+    env = os.environ if env is None else env
+    return Path(env[ENV]) if env.get(ENV) else Path(platformdirs.user_cache_dir("agents-context", appauthor=False))
+
+
+@dataclass(slots=True)
+class Restored:
+    """One root as it was saved: its files and, per index, its packed units."""
+
+    files: list[CorpusFile]
+    sections: Packed[Unit]
+    windows: Packed[Unit]
+    saved_at: float
+
+
+@dataclass(slots=True)
+class _Strings:
+    """Strings interned into one table, stored as one UTF-8 blob separated by NUL characters (no
+    corpus string holds one: a file with a NUL byte is binary, and is skipped), which loads with
+    one `decode` and one `split`, both in C."""
+
+    table: list[str] = field(default_factory=list)
+    index: dict[str, int] = field(default_factory=dict)
+
+    def add(self, value: str | None) -> int:
+        if value is None:
+            return -1
+        found = self.index.get(value)
+        if found is None:
+            found = self.index[value] = len(self.table)
+            self.table.append(value)
+        return found
+
+    def arrays(self) -> dict[str, npt.NDArray[Any]]:
+        blob = "\0".join(self.table)
+        if blob.count("\0") != max(len(self.table) - 1, 0):
+            raise ValueError("a string to cache holds a NUL character")
+        return {
+            "blob": np.frombuffer(blob.encode("utf-8", "surrogatepass"), dtype=np.uint8),
+            "count": np.array([len(self.table)], dtype=np.int64),
+        }
+
+
+def _table(arrays: Mapping[str, npt.NDArray[Any]]) -> list[str]:
+    blob = arrays["blob"].tobytes().decode("utf-8", "surrogatepass")
+    table = blob.split("\0") if blob or int(arrays["count"][0]) else []
+    if len(table) != int(arrays["count"][0]):
+        raise ValueError("string table does not match its blob")
+    return table
+
+
+class IndexCache:
+    def __init__(self, directory: Path, fingerprint: str) -> None:
+        self.directory = directory
+        self.fingerprint = fingerprint
+
+    def key(self, root: Root, pins: Sequence[str], max_bytes: int) -> str:
+        identity = {
+            "format": FORMAT,
+            "version": version("agents-context"),
+            "root": str(root.path),
+            "kind": root.kind.value,
+            "label": root.label,
+            "scoped": root.scoped,
+            "include": list(root.include),
+            "pins": sorted(pins),
+            "max_bytes": max_bytes,
+            "ranking": self.fingerprint,
+        }
+        return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:32]
+
+    def path(self, key: str) -> Path:
+        return self.directory / f"{key}{SUFFIX}"
+
+    # --- reading --------------------------------------------------------------------------
+
+    def load(self, root: Root, key: str) -> Restored | None:
+        """The saved root, or None (no entry, or one that cannot be trusted: it is deleted)."""
+        path = self.path(key)
+        collecting = gc.isenabled()
+        gc.disable()  # a hundred thousand new objects would trigger full collections for nothing
+        try:
+            return _restore(root, key, arrayfile.read(path))
+        except FileNotFoundError:
+            return None
+        except Exception as exc:  # corrupt, truncated, foreign: never trusted
+            log.warning(
+                "discarding the cache for %s (%s: %s); indexing from the files", root.label, type(exc).__name__, exc
+            )
+            with contextlib.suppress(OSError):
+                path.unlink()
+            return None
+        finally:
+            if collecting:
+                gc.enable()
+
+    # --- writing --------------------------------------------------------------------------
+
+    def save(
+        self, root: Root, key: str, files: Sequence[CorpusFile], sections: Packed[Unit], windows: Packed[Unit]
+    ) -> bool:
+        """Write the entry atomically; False if another process holds the entry's lock."""
+        self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        with contextlib.suppress(OSError):
+            self.directory.chmod(0o700)
+        try:
+            with FileLock(self.directory / f"{key}.lock", timeout=0, mode=0o600):
+                arrays = _arrays(root, key, files, sections, windows)
+                with _atomic(self.path(key)) as out:
+                    arrayfile.write(out, arrays)
+        except Timeout:
+            log.info("another server is writing the cache for %s; leaving it to that one", root.label)
+            return False
+        self.prune(keep=key)
+        return True
+
+    def prune(self, keep: str, max_age_s: float = STALE_AFTER_S) -> None:
+        """Delete entries (and their lock and temporary files) not written for `max_age_s`."""
+        now = time.time()
+        for path in self.entries():
+            if path.name.startswith(keep):
+                continue
+            with contextlib.suppress(OSError):
+                if now - path.stat().st_mtime > max_age_s:
+                    path.unlink()
+
+    def entries(self) -> list[Path]:
+        if not self.directory.is_dir():
+            return []
+        return sorted(p for p in self.directory.iterdir() if p.suffix in (SUFFIX, ".lock", ".tmp"))
+
+    def clear(self) -> list[Path]:
+        """Delete every entry of this cache (only files this module writes); the removed ones."""
+        removed = []
+        for path in self.entries():
+            with contextlib.suppress(OSError):
+                path.unlink()
+                removed.append(path)
+        return removed
+
+
+@contextlib.contextmanager
+def _atomic(target: Path) -> Iterator[Any]:
+    """A temporary file (0600) beside `target` that replaces it only once fully written."""
+    fd, name = tempfile.mkstemp(dir=target.parent, prefix=target.stem, suffix=".tmp")
+    temp = Path(name)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            yield out
+            out.flush()
+            os.fsync(out.fileno())
+        temp.chmod(0o600)
+        temp.replace(target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            temp.unlink()
+        raise
+
+
+def _meta(meta: FrontMatter) -> str | None:
+    if meta == FrontMatter():
+        return None
+    return json.dumps([meta.title, meta.description, list(meta.tags), list(meta.globs), meta.always_apply])
+
+
+def _arrays(
+    root: Root, key: str, files: Sequence[CorpusFile], sections: Packed[Unit], windows: Packed[Unit]
+) -> dict[str, npt.NDArray[Any]]:
+    strings = _Strings()
+    header = {"format": FORMAT, "key": key, "root": str(root.path), "saved_at": time.time(), "files": len(files)}
+    number = {f.path: i for i, f in enumerate(files)}
+    arrays: dict[str, npt.NDArray[Any]] = {
+        "header": np.frombuffer(json.dumps(header).encode(), dtype=np.uint8),
+        "f_rel": np.array([strings.add(f.rel) for f in files], dtype=np.int64),
+        "f_uri": np.array([strings.add(f.uri) for f in files], dtype=np.int64),
+        "f_stat": np.array([(f.size, f.mtime_ns, f.ctime_ns) for f in files], dtype=np.int64).reshape(-1, 3),
+        "f_digest": np.array([strings.add(f.digest) for f in files], dtype=np.int64),
+        "f_text": np.array([strings.add(f.text) for f in files], dtype=np.int64),
+        "f_pinned": np.array([f.pinned for f in files], dtype=np.bool_),
+        "f_meta": np.array([strings.add(_meta(f.meta)) for f in files], dtype=np.int64),
+    }
+    texts = {f.path: f.text for f in files}
+    for prefix, packed in (("s", sections), ("w", windows)):
+        units = packed.payloads
+        trails = [strings.add(t) for u in units for t in u.trail]
+        at = _offsets(units, texts)
+        arrays |= {
+            f"{prefix}_groups": np.array([number[str(g)] for g, _ in packed.groups], dtype=np.int64),
+            f"{prefix}_counts": np.array([n for _, n in packed.groups], dtype=np.int64),
+            f"{prefix}_lines": np.array([(u.start_line, u.end_line) for u in units], dtype=np.int64).reshape(-1, 2),
+            f"{prefix}_heading": np.array([strings.add(u.heading) for u in units], dtype=np.int64),
+            f"{prefix}_chunk": np.array([-1 if u.chunk_id is None else u.chunk_id for u in units], dtype=np.int64),
+            f"{prefix}_anchor": np.array([strings.add(u.anchor) for u in units], dtype=np.int64),
+            # A unit's text is its lines of the file's text: stored as a character offset into it
+            # (and a length), which keeps the entry about a third of the size of storing it again.
+            f"{prefix}_at": np.array(at, dtype=np.int64),
+            f"{prefix}_len": np.array([len(u.text) for u in units], dtype=np.int64),
+            f"{prefix}_text": np.array(
+                [-1 if a >= 0 else strings.add(u.text) for u, a in zip(units, at, strict=True)], dtype=np.int64
+            ),
+            f"{prefix}_trail_len": np.array([len(u.trail) for u in units], dtype=np.int64),
+            f"{prefix}_trail": np.array(trails, dtype=np.int64),
+            f"{prefix}_words": np.array([strings.add(w) for w in packed.words], dtype=np.int64),
+            f"{prefix}_indptr": packed.indptr,
+            f"{prefix}_docs": packed.docs,
+            f"{prefix}_tfs": packed.tfs,
+            f"{prefix}_fwd": packed.fwd,
+            f"{prefix}_fcounts": packed.counts,
+            f"{prefix}_lengths": packed.lengths,
+        }
+    return arrays | {f"str_{name}": array for name, array in strings.arrays().items()}
+
+
+def _offsets(units: Sequence[Unit], texts: Mapping[str, str]) -> list[int]:
+    """Each unit's character offset in its file's text, or -1 where its text is not found there
+    verbatim at its first line (then the text itself is stored)."""
+    starts: dict[str, list[int]] = {}
+    found = []
+    for u in units:
+        text = texts.get(u.path)
+        if text is None:
+            found.append(-1)
+            continue
+        lines = starts.get(u.path)
+        if lines is None:
+            lines = starts[u.path] = [0, *itertools.accumulate(len(line) + 1 for line in text.split("\n"))]
+        at = lines[u.start_line - 1] if 0 < u.start_line <= len(lines) else -1
+        found.append(at if at >= 0 and text.startswith(u.text, at) else -1)
+    return found
+
+
+def _restore(root: Root, key: str, a: Mapping[str, npt.NDArray[Any]]) -> Restored:
+    header = json.loads(a["header"].tobytes())
+    if header.get("format") != FORMAT or header.get("key") != key or header.get("root") != str(root.path):
+        raise ValueError("written for another format or root")
+    s = _table({"blob": a["str_blob"], "count": a["str_count"]})
+    for name in (
+        "f_rel",
+        "f_uri",
+        "f_digest",
+        "f_text",
+        "s_trail",
+        "w_trail",
+        "s_words",
+        "w_words",
+    ):
+        if len(a[name]) and a[name].min() < 0:
+            raise ValueError(f"{name} names no string")
+    files = []
+    for rel, uri, (size, mtime, ctime), digest, text, pinned, meta in zip(
+        a["f_rel"].tolist(),
+        a["f_uri"].tolist(),
+        a["f_stat"].tolist(),
+        a["f_digest"].tolist(),
+        a["f_text"].tolist(),
+        a["f_pinned"].tolist(),
+        a["f_meta"].tolist(),
+        strict=True,
+    ):
+        files.append(
+            CorpusFile(
+                root=root,
+                rel=s[rel],
+                path=display_path(root, s[rel]),
+                uri=s[uri],
+                pinned=pinned,
+                text=s[text],
+                size=size,
+                mtime_ns=mtime,
+                ctime_ns=ctime,
+                digest=s[digest],
+                meta=_front_matter(s[meta]) if meta >= 0 else FrontMatter(),
+            )
+        )
+    return Restored(files, _packed(a, "s", s, files), _packed(a, "w", s, files), float(header["saved_at"]))
+
+
+def _front_matter(raw: str) -> FrontMatter:
+    title, description, tags, globs, always = json.loads(raw)
+    return FrontMatter(title, description, tuple(tags), tuple(globs), bool(always))
+
+
+def _packed(a: Mapping[str, npt.NDArray[Any]], prefix: str, s: list[str], files: list[CorpusFile]) -> Packed[Unit]:
+    def get(name: str) -> npt.NDArray[Any]:
+        return a[f"{prefix}_{name}"]
+
+    groups: list[tuple[Hashable, int]] = [
+        (files[g].path, n) for g, n in zip(get("groups").tolist(), get("counts").tolist(), strict=True)
+    ]
+    owners = [files[g] for g, n in zip(get("groups").tolist(), get("counts").tolist(), strict=True) for _ in range(n)]
+    texts = [f.text for f in owners]
+    trails = [s[t] for t in get("trail").tolist()]
+    ends = np.cumsum(get("trail_len")).tolist()
+    units = []
+    start_trail = 0
+    for f, file_text, (first, last), heading, chunk, anchor, at, length, text, end in zip(
+        owners,
+        texts,
+        get("lines").tolist(),
+        get("heading").tolist(),
+        get("chunk").tolist(),
+        get("anchor").tolist(),
+        get("at").tolist(),
+        get("len").tolist(),
+        get("text").tolist(),
+        ends,
+        strict=True,
+    ):
+        if at >= 0:
+            if at + length > len(file_text):
+                raise ValueError(f"a unit of {f.path} lies outside its file's text")
+            unit_text = file_text[at : at + length]
+        else:
+            unit_text = s[text]
+        units.append(
+            Unit(
+                f.path,
+                f.uri,
+                unit_text,
+                first,
+                last,
+                s[heading] if heading >= 0 else None,
+                tuple(trails[start_trail:end]),
+                chunk if chunk >= 0 else None,
+                s[anchor] if anchor >= 0 else None,
+                f.meta.tags,
+            )
+        )
+        start_trail = end
+    packed = Packed(
+        groups=groups,
+        payloads=units,
+        orders=[(u.path, u.start_line) for u in units],
+        words=[s[w] for w in get("words").tolist()],
+        indptr=get("indptr"),
+        docs=get("docs"),
+        tfs=get("tfs"),
+        fwd=get("fwd"),
+        counts=get("fcounts"),
+        lengths=get("lengths"),
+    )
+    _check(packed)
+    return packed
+
+
+def _check(p: Packed[Unit]) -> None:
+    """Shapes and bounds, so a damaged entry fails here and not inside a search."""
+    n_docs, n_words = len(p.payloads), len(p.words)
+    if sum(n for _, n in p.groups) != n_docs or len(p.lengths) != n_docs or len(p.counts) != n_docs:
+        raise ValueError("document counts disagree")
+    if len(p.indptr) != n_words + 1 or int(p.indptr[-1]) != len(p.docs) or len(p.tfs) != len(p.docs):
+        raise ValueError("postings disagree with the vocabulary")
+    if np.any(np.diff(p.indptr) < 0) or int(p.counts.sum()) != len(p.fwd):
+        raise ValueError("postings are out of order")
+    if len(p.docs) and (p.docs.min() < 0 or p.docs.max() >= n_docs):
+        raise ValueError("a posting names no document")
+    if len(p.fwd) and (p.fwd.min() < 0 or p.fwd.max() >= n_words):
+        raise ValueError("a document names no term")
