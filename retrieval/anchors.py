@@ -1,7 +1,8 @@
 """Section anchors (GitHub-style heading slugs) and citations.
 
 `## Secrets` is `#secrets`; a second `## Secrets` in the same file is `#secrets-1`, a third
-`#secrets-2`; the text before the first heading is `#intro`. A citation names the file, the lines
+`#secrets-2` (a `## Secrets 1` after the second is then `#secrets-1-1`: anchors never collide); the
+text before the first heading is `#intro`. A citation names the file, the lines
 and the heading trail: `.AGENTS/security.md:12-30 (Security > Secrets)`.
 """
 
@@ -26,14 +27,19 @@ def slug(heading: str) -> str:
 
 
 def anchors(headings: Iterable[str | None]) -> list[str]:
-    """One anchor per section of a file, in order (None: the intro)."""
-    seen: dict[str, int] = {}
+    """One anchor per section of a file, in order (None: the intro), each unique in the file, as
+    GitHub's slugger makes them: a taken slug gets `-1`, `-2`, ... until the result is free, and
+    the result is taken in turn (`Setup`, `Setup`, `Setup 1` give `setup`, `setup-1`, `setup-1-1`)."""
+    counts: dict[str, int] = {}
     out: list[str] = []
     for heading in headings:
         base = INTRO_ANCHOR if heading is None else slug(heading)
-        count = seen.get(base, 0)
-        seen[base] = count + 1
-        out.append(base if count == 0 else f"{base}-{count}")
+        anchor = base
+        while anchor in counts:
+            counts[base] += 1
+            anchor = f"{base}-{counts[base]}"
+        counts[anchor] = 0
+        out.append(anchor)
     return out
 
 

@@ -12,19 +12,24 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from retrieval.policy import Answer
+from retrieval.policy import MISS_NO_MATCH, Answer
 from retrieval.reader import Excerpt
 from retrieval.results import Freshness, Hit, LinkTo, MatchedTerm, Nearest, SearchResult
 from retrieval.retriever import RetrievedDocument
 
 CONTEXT_MISS = "no matching context for: {query}"
 DOCS_MISS = "(no results)"
+CONTEXT_PAST_END = "no more matching context for: {query} ({why})"
+DOCS_PAST_END = "(no more results: {why})"
+ECHO_CHARS = 200
+"""A query quoted back in a miss line is cut to this many characters (the budget must hold)."""
 DETAILS = ("paths", "snippets", "sections")
 DEFAULT_MAX_TOKENS = 4000
 MIN_MAX_TOKENS, MAX_MAX_TOKENS = 200, 10_000
 SNIPPET_CHARS = 320
 _LINE_CHARS = 160
 _MAX_ATTRIBUTE_CHARS = 512
+_NEAR_HEADING_CHARS = 160
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,10 +79,34 @@ def with_status(body: str, fields: Mapping[str, object]) -> str:
 
 
 def escape_attribute(value: str, limit: int | None = None) -> str:
-    """XML-escaped; `limit` shortens free text (a heading), never a path or URI."""
-    if limit is not None and len(value) > limit:
-        value = value[: limit - 1] + "…"
+    """XML-escaped; `limit` (characters once escaped) shortens free text (a heading), never a
+    path or URI."""
+    escaped = _escape(value)
+    if limit is None or len(escaped) <= limit:
+        return escaped
+    kept: list[str] = []
+    used = 0
+    for c in value:
+        e = _escape(c)
+        if used + len(e) > limit - 1:
+            break
+        kept.append(e)
+        used += len(e)
+    return "".join(kept) + "…"
+
+
+def _escape(value: str) -> str:
     return value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+
+
+def echo(query: str) -> str:
+    """The query as quoted back in a miss line: at most `ECHO_CHARS` characters."""
+    return shorten(query, ECHO_CHARS)
+
+
+def shorten(text: str, limit: int) -> str:
+    """`text`, or its first `limit - 1` characters and `…`."""
+    return text if len(text) <= limit else text[: max(limit - 1, 0)] + "…"
 
 
 # --- what each hit shows ------------------------------------------------------------------------
@@ -144,13 +173,16 @@ def context_block(doc: RetrievedDocument, options: Options, text: str | None = N
 
 def render_context(query: str, answer: Answer, options: Options | None = None) -> Rendered:
     options = options or Options()
+    if answer.past_end is not None:
+        return _miss(CONTEXT_PAST_END.format(query=echo(query), why=_past_end(answer, options)), answer, options)
     if not answer.docs:
-        return _miss(options.miss or CONTEXT_MISS.format(query=query), answer, options)
+        return _miss(options.miss or CONTEXT_MISS.format(query=echo(query)), answer, options)
     joiner = "\n" if options.detail == "paths" else "\n\n"
 
     def body(blocks: Sequence[str], left_out: int) -> str:
         text = joiner.join(blocks)
-        return text + (f"\n\n[{left_out} more hits left out]" if left_out else "")
+        note = f"[{left_out} more hits left out]" if left_out else ""
+        return f"{text}\n\n{note}" if text and note else text or note
 
     return _fit(answer, options, lambda d, t=None: context_block(d, options, t), body)
 
@@ -171,6 +203,8 @@ def docs_block(doc: RetrievedDocument, options: Options, text: str | None = None
 def render_docs(query: str, answer: Answer, options: Options | None = None) -> Rendered:
     """Seed 001's blocks and cost footer `[N hits, ~C chars (~T tokens)]`, C = hit text chars."""
     options = options or Options()
+    if answer.past_end is not None:
+        return _miss(DOCS_PAST_END.format(why=_past_end(answer, options)), answer, options)
     if not answer.docs:
         return _miss(DOCS_MISS, answer, options)
     joiner = "\n" if options.detail == "paths" else "\n\n"
@@ -178,9 +212,15 @@ def render_docs(query: str, answer: Answer, options: Options | None = None) -> R
     def body(blocks: Sequence[str], left_out: int) -> str:
         chars = sum(_text_chars(b, options) for b in blocks)
         footer = f"[{len(blocks)} hits, ~{chars} chars (~{chars // 4} tokens)]"
-        return joiner.join(blocks) + "\n\n" + footer
+        return joiner.join(blocks) + "\n\n" + footer if blocks else footer
 
     return _fit(answer, options, lambda d, t=None: docs_block(d, options, t), body)
+
+
+def _past_end(answer: Answer, options: Options) -> str:
+    if answer.partial:
+        return f"the deadline passed before the search reached offset {options.offset}"
+    return f"offset {options.offset} is past the end: {answer.past_end} hits in all"
 
 
 def _text_chars(block: str, options: Options) -> int:
@@ -204,7 +244,10 @@ def _fit(answer: Answer, options: Options, block: Block, body: Body) -> Rendered
             return Rendered(text, _result(answer, options, [_shown(d, options) for d in docs[:n]]))
     cut = _cut(docs[0], answer, options, block, body)
     text = with_status(body([block(docs[0], cut)], len(docs) - 1), _status(answer, options, 1))
-    return Rendered(text, _result(answer, options, [cut]))
+    if len(text) <= options.limit:
+        return Rendered(text, _result(answer, options, [cut]))
+    # Even the first hit's path and heading alone exceed the budget: show none, skip past it.
+    return Rendered(with_status(body([], len(docs)), _status(answer, options, 0)), _result(answer, options, []))
 
 
 def _cut(doc: RetrievedDocument, answer: Answer, options: Options, block: Block, body: Body) -> str:
@@ -234,16 +277,19 @@ def _cut(doc: RetrievedDocument, answer: Answer, options: Options, block: Block,
 def _status(answer: Answer, options: Options, shown: int) -> dict[str, object]:
     fields: dict[str, object] = {"method": answer.method, "hits": shown}
     if options.dropped:
-        fields["dropped"] = "; ".join(options.dropped)
+        fields["dropped"] = shorten("; ".join(options.dropped), ECHO_CHARS)
     omitted = len(answer.docs) - shown
     if omitted:
         fields["truncated"] = 1
         fields["omitted"] = omitted
-    following = options.offset + shown
-    if following < options.offset + len(answer.docs) or following < answer.candidates:
-        fields["next_offset"] = following
-    if answer.partial:
+    if omitted or answer.more:
+        # A hit too large for any budget is skipped, so paging never stands still.
+        fields["next_offset"] = options.offset + max(shown, 1)
+    indexing = options.freshness.indexing if options.freshness else ()
+    if answer.partial or indexing:
         fields["partial"] = 1
+    if indexing:
+        fields["indexing"] = ",".join(indexing)
     if answer.clipped:
         fields["clipped"] = 1
     if options.freshness:
@@ -254,15 +300,26 @@ def _status(answer: Answer, options: Options, shown: int) -> dict[str, object]:
 
 
 def _miss(line: str, answer: Answer, options: Options) -> Rendered:
-    body = line
+    """The miss line, then the nearest headings and files, as many as the budget holds."""
+    status = status_line(_status(answer, options, 0))
+    room = options.limit - len(status) - 2
+    body = shorten(line, room)
     if answer.nearest:
+        header = f"\n\nNearest headings and files ({answer.miss or MISS_NO_MATCH}; read one with read_context):"
         near = [
-            f"- {n.path}:{n.start_line}-{n.end_line} ({n.heading}) {n.uri}" if n.heading else f"- {n.path} {n.uri}"
+            f"- {n.path}:{n.start_line}-{n.end_line} ({shorten(n.heading, _NEAR_HEADING_CHARS)}) {n.uri}"
+            if n.heading
+            else f"- {n.path} {n.uri}"
             for n in answer.nearest
         ]
-        body += "\n\nNearest headings and files (no word of the query matched; read one with read_context):\n"
-        body += "\n".join(near)
-    return Rendered(with_status(body, _status(answer, options, 0)), _result(answer, options, []))
+        shown = body + header
+        for item in near:
+            if len(shown) + 1 + len(item) > room:
+                break
+            shown += "\n" + item
+        if shown != body + header:
+            body = shown
+    return Rendered(f"{body}\n\n{status}", _result(answer, options, []))
 
 
 def _result(answer: Answer, options: Options, texts: Sequence[str]) -> SearchResult:
@@ -306,7 +363,8 @@ def _result(answer: Answer, options: Options, texts: Sequence[str]) -> SearchRes
             "truncated": bool(status.get("truncated")),
             "omitted": int(str(status.get("omitted", 0))),
             "next_offset": status.get("next_offset"),
-            "partial": answer.partial,
+            "partial": bool(status.get("partial")),
+            "indexing": list(options.freshness.indexing) if options.freshness else [],
             "elapsed_ms": answer.elapsed_ms,
             **(options.freshness.result() if options.freshness else {}),
         }

@@ -3,7 +3,8 @@ headings, and the headings and files nearest to a query that matched nothing."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import time
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
@@ -27,21 +28,46 @@ class Nearby:
     similarity: float
 
 
-def nearest(query: str, units: Iterable[Unit], files: Iterable[CorpusFile], limit: int = 5) -> list[Nearby]:
+SHORTLIST = 256
+"""Above this many candidates, only those sharing the most character trigrams with the query are
+compared in full (difflib is ~20 µs a comparison: 38k docs files would take most of a second)."""
+BUDGET_S = 0.25
+"""Past this long, the nearest list is built from the candidates seen so far."""
+
+
+def nearest(
+    query: str, units: Iterable[Unit], files: Iterable[CorpusFile], limit: int = 5, budget_s: float = BUDGET_S
+) -> list[Nearby]:
     """The headings and file paths most similar to `query` (fuzzy, on the text itself)."""
     q = query.casefold().strip()
-    candidates: list[tuple[float, Nearby]] = []
-    for u in units:
-        if u.heading and u.heading != INTRO:
-            text = " > ".join(u.trail)
-            candidates.append((_similar(q, text), Nearby(u.path, u.section_uri, text, u.start_line, u.end_line, 0.0)))
-    candidates.extend((_similar(q, f.rel), Nearby(f.path, f.uri, None, None, None, 0.0)) for f in files)
+    started = time.monotonic()
+    pool: list[tuple[str, Nearby]] = []
+    for i, candidate in enumerate(_candidates(units, files)):
+        if i % 512 == 511 and time.monotonic() - started > budget_s:
+            break
+        pool.append(candidate)
+    if len(pool) > SHORTLIST:
+        grams = {q[i : i + 3] for i in range(len(q) - 2)} or {q}
+        folded = [text.casefold() for text, _ in pool]
+        overlap = [sum(g in text for g in grams) for text in folded]
+        best = sorted(range(len(pool)), key=lambda i: -overlap[i])[:SHORTLIST]
+        pool = [pool[i] for i in sorted(best) if overlap[i]] or pool[:SHORTLIST]
+    candidates = [(_similar(q, text), near) for text, near in pool]
     candidates.sort(key=lambda c: (-c[0], c[1].path, c[1].start_line or 0))
     return [
         Nearby(n.path, n.uri, n.heading, n.start_line, n.end_line, round(score, 3))
         for score, n in candidates[:limit]
         if score > 0
     ]
+
+
+def _candidates(units: Iterable[Unit], files: Iterable[CorpusFile]) -> Iterator[tuple[str, Nearby]]:
+    for u in units:
+        if u.heading and u.heading != INTRO:
+            text = " > ".join(u.trail)
+            yield text, Nearby(u.path, u.section_uri, text, u.start_line, u.end_line, 0.0)
+    for f in files:
+        yield f.rel, Nearby(f.path, f.uri, None, None, None, 0.0)
 
 
 def _similar(query: str, text: str) -> float:

@@ -9,22 +9,25 @@ In order:
 - `outline`: nothing matched at all: the nearest headings and files, by fuzzy match on their
   text (the navigation layer that always works).
 Every answer says which method ran and why a fallback happened, how many units matched, and
-whether the deadline cut it short.
+whether the deadline cut it short; `next_offset` only when a next page exists, and an offset past
+the end says so.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field, replace
 
 from corpus.catalog import Corpus, CorpusFile
 from retrieval.index import BM25Index
+from retrieval.library import Library
 from retrieval.outline import Nearby, nearest
-from retrieval.query import MAX_QUERY_CHARS, MAX_QUERY_TERMS, Query, looks_like_path, parse
-from retrieval.retriever import BM25Retriever, Partial, RetrievalRequest, RetrievedDocument, Retriever
+from retrieval.query import MAX_QUERY_CHARS, MAX_QUERY_TERMS, Query, contains, looks_like_path, parse
+from retrieval.retriever import BM25Retriever, Found, Partial, RetrievalRequest, RetrievedDocument, Retriever
+from retrieval.sections import INTRO
 from retrieval.units import Unit
 
 DEADLINE_S = 5.0
@@ -52,6 +55,16 @@ class Scope:
         return bool(self.path_prefix or self.root)
 
 
+MISS_NO_MATCH = "no word of the query matched"
+MISS_NO_WORDS = "the query has no searchable words"
+MISS_FILTER = "the filter excluded everything; these are from all files"
+MISS_DEADLINE = "the deadline passed before anything matched"
+"""Why an `outline` answer found nothing (`Answer.miss`), as its nearest-list header says it."""
+
+_SHOWN_CHARS = 200
+"""Phrases quoted back in messages are cut to this many characters (the budget must hold)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Answer:
     docs: list[RetrievedDocument]
@@ -59,12 +72,29 @@ class Answer:
     method: str
     fallback_reason: str | None = None
     candidates: int = 0
-    """Units that matched, before `k` and `offset` cut the list."""
+    """Units that matched (for a phrase query, that hold every phrase word), before `k` and
+    `offset` cut the list."""
     partial: bool = False
     nearest: list[Nearby] = field(default_factory=list)
     elapsed_ms: float = 0.0
     clipped: bool = False
     """The query was longer than `MAX_QUERY_CHARS` or `MAX_QUERY_TERMS` and was cut."""
+    more: bool = False
+    """Hits exist after this page (counted after copies were skipped and the score floor)."""
+    past_end: int | None = None
+    """`offset` was past the last hit: how many hits there are in all."""
+    miss: str | None = None
+    """`outline` answers: why nothing matched, in a few words (`MISS_*`, or `MISS_NO_MATCH` plus
+    " within the filter")."""
+
+
+def served(library: Library, kind: str) -> Retriever:
+    """The retriever the tools search with: the library's own, configured by its ranking (score
+    floor, feedback, redundancy), exactly as `agents-context eval` and the benchmarks use it. This
+    is the one place the choice is made: to serve another (say
+    `ReciprocalRankFusion([library.section_retriever, embeddings])`), assign it to
+    `library.section_retriever` or `library.window_retriever`."""
+    return library.section_retriever if kind == "sections" else library.window_retriever
 
 
 def answer(
@@ -72,48 +102,80 @@ def answer(
     k: int,
     offset: int,
     scope: Scope,
-    index: BM25Index[Unit],
+    library: Library,
     corpus: Corpus,
-    tokenize: Callable[[str], Sequence[str]],
     retriever: Retriever | None = None,
     deadline_s: float = DEADLINE_S,
 ) -> Answer:
+    """Answer one search of `scope` with `retriever` (default: the served one), within `deadline_s`."""
     started = time.monotonic()
-    retriever = retriever or BM25Retriever(index, tokenize)
+    index = library.sections if scope.kind == "sections" else library.windows
+    tokenize = library.tokenize
+    retriever = served(library, scope.kind) if retriever is None else retriever
     query = parse(query_text, tokenize)
     clipped = len(query_text) > MAX_QUERY_CHARS or len(tokenize(query.raw)) > MAX_QUERY_TERMS
     query_text = query.raw
+    if scope.filtered and not any(scope.allows_file(f) for f in corpus.files.values()):
+        near = _nearest(query_text, Scope(scope.kind), library, corpus)
+        excluded = Answer([], "outline", _filter_reason(scope), 0, False, near, miss=MISS_FILTER)
+        return _done(excluded, started, clipped)
     want = offset + k
-    found = _by_path(query_text, scope, index, corpus, want)
+    found = _by_path(query_text, scope, index, corpus, want + 1)
     if found is not None:
         docs, candidates = found
-        return _done(Answer(docs[offset:want], "path", None, candidates), started, clipped)
+        return _done(_page(docs, offset, k, "path", None, candidates, False), started, clipped)
     allow = scope.allows if scope.filtered else None
-    request = RetrievalRequest(query_text, want, started + deadline_s, allow, query.phrases)
-    method, reason = ("phrase", None) if query.phrases else ("bm25", None)
-    docs, candidates, partial = _run(retriever, request)
-    if not docs and query.phrases and not partial:
+    # One more than the page, to know whether a next page exists after copies and the floor.
+    request = RetrievalRequest(query_text, want + 1, started + deadline_s, allow, query.phrases)
+    method = "phrase" if query.phrases else "bm25"
+    reason: str | None = None
+    result = _run(retriever, request, tokenize)
+    if not result.docs and query.phrases and not result.partial:
         method = "bm25-relaxed"
         reason = _relaxed_reason(query, scope)
-        docs, candidates, partial = _run(retriever, RetrievalRequest(query_text, want, request.deadline, allow))
-    if docs:
-        return _done(Answer(docs[offset:want], method, reason, candidates, partial), started, clipped)
-    units = [u for f in _files(corpus, scope) for u in index.payloads(f.path)] if scope.kind == "sections" else []
-    near = nearest(query_text, units, _files(corpus, scope))
-    return _done(Answer([], "outline", _miss_reason(query, scope, partial), 0, partial, near), started, clipped)
+        result = _run(retriever, RetrievalRequest(query_text, want + 1, request.deadline, allow), tokenize)
+    if result.docs:
+        return _done(_page(result.docs, offset, k, method, reason, result.candidates, result.partial), started, clipped)
+    near = _nearest(query_text, scope, library, corpus)
+    miss = MISS_DEADLINE if result.partial else MISS_NO_WORDS if not query.terms else MISS_NO_MATCH
+    reason = _miss_reason(miss, scope)
+    if miss == MISS_NO_MATCH and scope.filtered:
+        miss += " within the filter"
+    return _done(Answer([], "outline", reason, 0, result.partial, near, miss=miss), started, clipped)
+
+
+def _page(
+    docs: list[RetrievedDocument],
+    offset: int,
+    k: int,
+    method: str,
+    reason: str | None,
+    candidates: int,
+    partial: bool,
+) -> Answer:
+    """Hits `offset` to `offset + k` of `docs` (which holds one more when a next page exists)."""
+    if offset and offset >= len(docs):
+        reason = (
+            f"the deadline passed before the search reached offset {offset}"
+            if partial
+            else f"offset {offset} is past the end: {len(docs)} hits in all; start again from offset 0"
+        )
+        return Answer([], method, reason, candidates, partial, past_end=len(docs))
+    return Answer(docs[offset : offset + k], method, reason, candidates, partial, more=len(docs) > offset + k)
 
 
 _POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="retriever")
 _GRACE_S = 0.25
 
 
-def _run(retriever: Retriever, request: RetrievalRequest) -> tuple[list[RetrievedDocument], int, bool]:
-    """Run the retriever; one that is not ours (it may be slow) is waited for only until the
-    deadline, and then the answer goes on without it, marked partial."""
+def _run(retriever: Retriever, request: RetrievalRequest, tokenize: Callable[[str], Sequence[str]]) -> Found:
+    """Run the retriever. Ours honours the deadline itself; one that is not ours (it may be slow)
+    is waited for only until the deadline, and then the answer goes on without it, marked
+    partial. What a foreign retriever returns is held to the request too (filter and phrases)."""
+    if isinstance(retriever, BM25Retriever):
+        return retriever.search(request)
+    partial = False
     try:
-        if isinstance(retriever, BM25Retriever):
-            docs, candidates = retriever.search(request)
-            return docs, candidates, False
         future = _POOL.submit(retriever.retrieve, request)
         # A little grace past the deadline, so a retriever that honours it (a fusion raising
         # `Partial` with what it has) is heard rather than abandoned.
@@ -121,10 +183,20 @@ def _run(retriever: Retriever, request: RetrievalRequest) -> tuple[list[Retrieve
         try:
             docs = future.result(timeout=timeout)
         except FutureTimeout:
-            return [], 0, True
-        return docs, len(docs), False
+            return Found([], 0, True)
     except Partial as exc:
-        return exc.docs, len(exc.docs), True
+        docs, partial = exc.docs, True
+    docs = [d for d in docs if _holds(d.unit, request, tokenize)]
+    return Found(docs, len(docs), partial)
+
+
+def _holds(unit: Unit, request: RetrievalRequest, tokenize: Callable[[str], Sequence[str]]) -> bool:
+    if request.allow is not None and not request.allow(unit):
+        return False
+    if not request.phrases:
+        return True
+    tokens = tokenize(unit.text)
+    return all(contains(tokens, p) for p in request.phrases)
 
 
 def _done(result: Answer, started: float, clipped: bool = False) -> Answer:
@@ -132,10 +204,42 @@ def _done(result: Answer, started: float, clipped: bool = False) -> Answer:
     return replace(result, elapsed_ms=elapsed, clipped=clipped)
 
 
+def _nearest(query_text: str, scope: Scope, library: Library, corpus: Corpus) -> list[Nearby]:
+    """The headings and files closest to the query. A file's headings are its sections when it
+    has them (the searchable `.AGENTS` files); otherwise (`search_docs` over docs roots and pinned
+    files) the heading trails its windows start under, with the lines of those windows, which
+    costs no parsing at query time."""
+    files = _files(corpus, scope)
+
+    def units() -> Iterator[Unit]:  # lazily: the nearest list stops reading them at its time budget
+        for f in files:
+            sections = library.sections.payloads(f.path)
+            if sections or scope.kind == "sections":
+                yield from sections
+            else:
+                yield from _window_headings(library.windows.payloads(f.path))
+
+    return nearest(query_text, units(), files)
+
+
+def _window_headings(windows: Sequence[Unit]) -> list[Unit]:
+    """One pseudo-section per heading trail of a file's windows: the trail, and the lines of the
+    windows that start under it."""
+    spans: dict[tuple[str, ...], Unit] = {}
+    for w in windows:
+        if not w.trail or w.trail[-1] == INTRO:
+            continue
+        seen = spans.get(w.trail)
+        start, end = (seen.start_line, max(seen.end_line, w.end_line)) if seen else (w.start_line, w.end_line)
+        spans[w.trail] = Unit(w.path, w.uri, "", start, end, heading=w.trail[-1], trail=w.trail)
+    return list(spans.values())
+
+
 def _by_path(
     query_text: str, scope: Scope, index: BM25Index[Unit], corpus: Corpus, want: int
 ) -> tuple[list[RetrievedDocument], int] | None:
-    """The units of the files a path-like query names, in file and line order (score 1)."""
+    """The units of the files a path-like query names, in file and line order (score 1), each
+    line once: a window that overlaps the one before it (windows overlap by design) starts after it."""
     if not looks_like_path(query_text):
         return None
     wanted = query_text.strip().strip("`'\"").replace("\\", "/").removeprefix("./").casefold()
@@ -144,7 +248,16 @@ def _by_path(
         return None
     units = [u for f in sorted(matches, key=lambda f: f.path) for u in index.payloads(f.path)]
     units.sort(key=lambda u: (u.path, u.start_line))
-    return [RetrievedDocument(u, 1.0) for u in units[:want]], len(units)
+    distinct: list[Unit] = []
+    for u in units:
+        last = distinct[-1] if distinct and distinct[-1].path == u.path else None
+        if last is not None and u.start_line <= last.end_line:
+            if u.end_line <= last.end_line:
+                continue
+            lines = u.text.split("\n")[last.end_line + 1 - u.start_line :]
+            u = replace(u, text="\n".join(lines), start_line=last.end_line + 1)
+        distinct.append(u)
+    return [RetrievedDocument(u, 1.0) for u in distinct[:want]], len(distinct)
 
 
 def _names(f: CorpusFile, wanted: str) -> bool:
@@ -162,19 +275,35 @@ def _files(corpus: Corpus, scope: Scope) -> list[CorpusFile]:
 
 def _relaxed_reason(query: Query, scope: Scope) -> str:
     what = "section" if scope.kind == "sections" else "passage"
-    phrases = ", ".join(f'"{q}"' for q in query.quoted)
-    return f"no {what} contains {phrases} as written; searched the words without the quotes"
+    return f"no {what} contains {shown_phrases(query.quoted)} as written; searched the words without the quotes"
 
 
-def _miss_reason(query: Query, scope: Scope, partial: bool) -> str:
-    if partial:
+def shown_phrases(quoted: Sequence[str]) -> str:
+    """The phrases as quoted back to the user, at most `_SHOWN_CHARS` characters."""
+    text = ", ".join(f'"{q}"' for q in quoted)
+    return text if len(text) <= _SHOWN_CHARS else text[: _SHOWN_CHARS - 1] + "…"
+
+
+def _miss_reason(miss: str, scope: Scope) -> str:
+    if miss == MISS_DEADLINE:
         return "the deadline passed before anything matched"
-    if not query.terms:
+    if miss == MISS_NO_WORDS:
         return "the query has no searchable words (stop words and single letters are not indexed)"
     where = "the searchable .AGENTS sections" if scope.kind == "sections" else "the documentation passages"
     if scope.filtered:
         where += " within the filter"
     return f"none of the query's words occur in {where}; these headings and files are the closest by name"
+
+
+def _filter_reason(scope: Scope) -> str:
+    parts = [f"path_prefix={scope.path_prefix!r}"] if scope.path_prefix else []
+    if scope.root is not None:
+        parts.append(f"root={scope.root!r}")
+    what = "searchable .AGENTS file" if scope.kind == "sections" else "file"
+    return (
+        f"the filter excluded everything: no {what} matches {' '.join(parts)}; "
+        "these headings and files, from everywhere, are the closest by name"
+    )
 
 
 def _allowed(path: str, scope: Scope) -> bool:

@@ -68,7 +68,12 @@ class SearchResult(BaseModel):
     truncated: bool = Field(default=False, description="The token budget dropped or cut hits.")
     omitted: int = Field(default=0, description="Hits dropped by the budget.")
     next_offset: int | None = Field(default=None, description="Pass as offset (with generation) for the next page.")
-    partial: bool = Field(default=False, description="The deadline passed: best results so far.")
+    partial: bool = Field(
+        default=False, description="Best results so far: the deadline passed, or a root is still being indexed."
+    )
+    indexing: list[str] = Field(
+        default_factory=list, description="label:done/total of each searched root still being indexed."
+    )
     elapsed_ms: float = 0.0
     generation: int | None = Field(default=None, description="Index generation the answer comes from.")
     fresh_as_of: str | None = Field(
@@ -89,6 +94,8 @@ class Freshness:
     removed: frozenset[str] = frozenset()
     changed_at: float | None = None
     """When the last update was applied; None if nothing changed since start-up."""
+    indexing: tuple[str, ...] = ()
+    """`label:done/total` of each searched root still being indexed (the answer is partial)."""
 
     @property
     def count(self) -> int:

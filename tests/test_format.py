@@ -180,32 +180,116 @@ def test_snippets_detail_shows_the_best_lines_with_their_numbers() -> None:
     assert rendered.result.hits[0].text == "12: Never print the .env file.\n14: Secrets live in the vault."
 
 
-def test_more_candidates_than_shown_give_a_next_offset() -> None:
-    found = Answer([section(".AGENTS/a.md", "A", "# A", 1.0)], "bm25", candidates=7)
+def test_a_next_page_gives_a_next_offset_and_candidates_alone_do_not() -> None:
+    found = Answer([section(".AGENTS/a.md", "A", "# A", 1.0)], "bm25", candidates=7, more=True)
     assert render_context("q", found, Options(offset=3)).text.endswith(
         "[agents-context method=bm25 hits=1 next_offset=4]"
     )
     assert render_context("q", found, Options(offset=3)).result.hits[0].rank == 4
+    # Seven units matched, but copies and the score floor left only this one: no next page.
+    last = Answer([section(".AGENTS/a.md", "A", "# A", 1.0)], "bm25", candidates=7)
+    assert render_context("q", last, Options(offset=3)).text.endswith("[agents-context method=bm25 hits=1]")
+    assert render_context("q", last).result.next_offset is None
+
+
+def test_an_offset_past_the_end_says_so() -> None:
+    found = Answer([], "bm25", "offset 5 is past the end", 3, past_end=3)
+    assert render_context("rate limits", found, Options(offset=5)).text == (
+        "no more matching context for: rate limits (offset 5 is past the end: 3 hits in all)\n\n"
+        "[agents-context method=bm25 hits=0]"
+    )
+    assert render_docs("q", found, Options(offset=5)).text == (
+        "(no more results: offset 5 is past the end: 3 hits in all)\n\n[agents-context method=bm25 hits=0]"
+    )
+
+
+def test_the_nearest_list_says_why_nothing_matched() -> None:
+    near = [Nearby(".AGENTS/ops.md", "agents://ops.md#rate-limiting", "Ops > Rate limiting", 4, 9, 0.8)]
+    found = Answer(
+        [], "outline", "the deadline passed", 0, True, near, miss="the deadline passed before anything matched"
+    )
+    assert render_context("q", found).text == (
+        "no matching context for: q\n\n"
+        "Nearest headings and files (the deadline passed before anything matched; read one with read_context):\n"
+        "- .AGENTS/ops.md:4-9 (Ops > Rate limiting) agents://ops.md#rate-limiting\n\n"
+        "[agents-context method=outline hits=0 partial=1]"
+    )
+
+
+def test_a_long_query_and_many_dropped_phrases_stay_short() -> None:
+    query = "word " * 1000
+    miss = render_context(query, Answer([], "bm25"), Options(max_tokens=200)).text
+    assert miss.startswith("no matching context for: word word ") and len(miss) <= 800
+    assert "…\n\n[agents-context" in miss
+    phrases = tuple(f"phrase number {i}" for i in range(300))
+    relaxed = Answer([section(".AGENTS/a.md", "A", "# A", 1.0)], "bm25-relaxed", "relaxed", 1)
+    text = render_context("q", relaxed, Options(max_tokens=200, dropped=phrases)).text
+    _, _, status = text.rpartition("\n\n")
+    assert len(text) <= 800 and status.startswith(
+        '[agents-context method=bm25-relaxed hits=1 dropped="phrase number 0; '
+    )
+    assert len(status) < 300
+
+
+def test_a_heading_full_of_escapes_is_cut_after_escaping() -> None:
+    doc = section(".AGENTS/a.md", '"' * 2000, "# x", 1.0)
+    first_line = render_context("x", bm25(doc)).text.split("\n")[0]
+    shown = first_line.split('section="')[1].split('" score=')[0]
+    assert len(shown) <= 512 and shown.endswith("&quot;…")
 
 
 texts = st.text(alphabet=st.characters(exclude_categories=["Cs"]), min_size=1, max_size=3000)
+nearby = st.builds(
+    Nearby,
+    st.text(min_size=1, max_size=200).map(lambda t: ".AGENTS/" + t),
+    st.just("agents://x.md#y"),
+    st.one_of(st.none(), st.text(min_size=1, max_size=2000)),
+    st.just(1),
+    st.just(9),
+    st.floats(0, 1),
+)
 
 
 @given(
-    st.lists(st.tuples(texts, st.floats(0.01, 50)), min_size=1, max_size=8),
+    st.lists(st.tuples(texts, st.floats(0.01, 50)), min_size=0, max_size=8),
     st.integers(200, 10_000),
     st.sampled_from(["paths", "snippets", "sections"]),
     st.booleans(),
+    texts,
+    st.lists(st.text(min_size=1, max_size=300), max_size=40),
+    st.lists(nearby, max_size=5),
+    st.integers(0, 30),
+    st.booleans(),
 )
 def test_the_budget_is_never_exceeded(
-    hits: list[tuple[str, float]], max_tokens: int, detail: str, docs_tool: bool
+    hits: list[tuple[str, float]],
+    max_tokens: int,
+    detail: str,
+    docs_tool: bool,
+    query: str,
+    dropped: list[str],
+    near: list[Nearby],
+    offset: int,
+    past_end: bool,
 ) -> None:
-    options = Options(detail=detail, max_tokens=max_tokens, terms=frozenset({"a"}), tokenize=tokenize)
+    options = Options(
+        detail=detail,
+        max_tokens=max_tokens,
+        offset=offset,
+        terms=frozenset({"a"}),
+        tokenize=tokenize,
+        dropped=tuple(dropped),
+    )
     if docs_tool:
-        found = bm25(*(window(f"docs/f{i}.md", i, t, s) for i, (t, s) in enumerate(hits)))
-        text = render_docs("q", found, options).text
+        docs = [window(f"docs/f{i}.md", i, t, s) for i, (t, s) in enumerate(hits)]
     else:
-        found = bm25(*(section(f".AGENTS/f{i}.md", f"H{i}", t, s) for i, (t, s) in enumerate(hits)))
-        text = render_context("q", found, options).text
+        docs = [section(f".AGENTS/f{i}.md", t[:3000], t, s) for i, (t, s) in enumerate(hits)]
+    if past_end:
+        found = Answer([], "bm25", "past", 3, past_end=3)
+    elif docs:
+        found = Answer(docs, "bm25-relaxed", candidates=len(docs), more=True)
+    else:
+        found = Answer([], "outline", "none", 0, False, near, miss="the query has no searchable words")
+    text = (render_docs if docs_tool else render_context)(query, found, options).text
     assert len(text) <= max_tokens * 4
-    assert text.rsplit("\n", 1)[-1].startswith("[agents-context method=bm25 hits=")
+    assert text.rsplit("\n", 1)[-1].startswith(f"[agents-context method={found.method} hits=")

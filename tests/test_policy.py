@@ -3,7 +3,9 @@ filters, citations, read_context, the outline, the deadline and fusion."""
 
 from __future__ import annotations
 
+import itertools
 import json
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -16,13 +18,16 @@ from mcp import Client, MCPError
 
 from corpus.catalog import Corpus, load
 from corpus.roots import make_roots
+from retrieval.format import Options, render_context, render_docs
 from retrieval.fusion import ReciprocalRankFusion, fuse
 from retrieval.library import Library, index_corpus
 from retrieval.policy import Scope, answer
-from retrieval.retriever import Partial, RetrievalRequest, RetrievedDocument
+from retrieval.query import parse
+from retrieval.results import Freshness
+from retrieval.retriever import BM25Retriever, Partial, RetrievalRequest, RetrievedDocument, Retriever
 from retrieval.tokenize import tokenize
 from retrieval.units import Unit
-from server import AgentsServer
+from server import AgentsServer, build_parser, create_server, open_index
 from tests.helpers import make_server, split_status, text_of
 
 pytestmark = pytest.mark.anyio
@@ -179,6 +184,105 @@ async def test_max_tokens_is_clamped_and_drops_whole_hits_first(agents: Path) ->
     assert status["truncated"] == "1" and int(status["omitted"]) >= 5
 
 
+async def test_paging_follows_next_offset_to_the_end_and_never_loops(make_tree: Callable[..., Path]) -> None:
+    page = "# Shutdown\n\nClose stdin, then send SIGTERM.\n"
+    agents = make_tree({"v1/stdio.md": page, "v2/stdio.md": page, "other.md": "# Other\n\nSIGTERM once.\n"})
+    server = make_server(agents)
+    seen: list[str] = []
+    offsets: list[int] = []
+    async with Client(server) as client:
+        offset: int | None = 0
+        while offset is not None:
+            assert offset not in offsets and len(offsets) < 10
+            offsets.append(offset)
+            body, status, result = await call(client, "context_search", query="sigterm", k=1, offset=offset)
+            assert result["hits"], body  # every page a next_offset leads to has a hit
+            seen += [h["citation"] for h in result["hits"]]
+            offset = result["next_offset"]
+            assert ("next_offset" in status) == (offset is not None)
+        body, status, result = await call(client, "context_search", query="sigterm", k=1, offset=5)
+        docs_body, _, _ = await call(client, "search_docs", query="sigterm", k=1, offset=9)
+    # The two copies are one hit; with the other file, two pages in all.
+    assert sorted(seen) == [".AGENTS/other.md:1-3 (Other)", ".AGENTS/v1/stdio.md:1-3 (Shutdown)"]
+    assert body == "no more matching context for: sigterm (offset 5 is past the end: 2 hits in all)"
+    assert status["method"] == "bm25" and status["hits"] == "0" and "next_offset" not in status
+    assert result["fallback_reason"] == "offset 5 is past the end: 2 hits in all; start again from offset 0"
+    assert docs_body.startswith("(no more results: offset 9 is past the end: ")
+
+
+async def test_the_score_floor_flag_applies_to_the_tools(make_tree: Callable[..., Path]) -> None:
+    agents = make_tree(
+        {
+            "a.md": "# Rollback\n\nRollback the deploy with the rollback switch; rollback is instant.\n",
+            "b.md": "# Notes\n\n" + "Unrelated words about many other things. " * 20 + "A rollback once.\n",
+        }
+    )
+
+    async def hits(*flags: str) -> tuple[list[str], list[str]]:
+        args = build_parser().parse_args(["serve", "--root", str(agents), "--no-cache", *flags])
+        live, config = open_index(args)
+        async with Client(create_server(live, config)) as client:
+            _, _, sections = await call(client, "context_search", query="rollback switch", k=5)
+            _, _, windows = await call(client, "search_docs", query="rollback switch", k=5)
+        return [h["path"] for h in sections["hits"]], [h["path"] for h in windows["hits"]]
+
+    assert await hits("--score-floor", "0") == ([".AGENTS/a.md", ".AGENTS/b.md"], [".AGENTS/a.md", ".AGENTS/b.md"])
+    assert await hits() == ([".AGENTS/a.md"], [".AGENTS/a.md"])  # the default floor, 0.3
+    assert await hits("--score-floor", "0.3") == ([".AGENTS/a.md"], [".AGENTS/a.md"])
+
+
+async def test_a_filter_that_excludes_everything_says_so(server: AgentsServer) -> None:
+    async with Client(server) as client:
+        body, status, result = await call(client, "context_search", query="rollback", path_prefix="nowhere/")
+        docs_body, _, docs = await call(client, "search_docs", query="rollback", path_prefix="nowhere/")
+        inside, _, _ = await call(client, "context_search", query="rollback", path_prefix="services/api.md")
+    assert status["method"] == "outline"
+    assert str(result["fallback_reason"]).startswith("the filter excluded everything: no searchable .AGENTS file")
+    assert "path_prefix='nowhere/'" in str(result["fallback_reason"])
+    assert "Nearest headings and files (the filter excluded everything; these are from all files;" in body
+    assert "no word of the query matched" not in body
+    assert "(Deploy > Rollback)" in body  # the nearest come from everywhere
+    assert str(docs["fallback_reason"]).startswith("the filter excluded everything: no file")
+    assert docs_body.startswith("(no results)\n\nNearest headings and files (the filter excluded everything")
+    # A filter that keeps files, none of which match, says that instead.
+    assert "(no word of the query matched within the filter; read one with read_context)" in inside
+
+
+async def test_a_search_docs_miss_lists_headings_and_files(agents: Path, make_tree: Callable[..., Path]) -> None:
+    words = " ".join(f"filler{i}" for i in range(600))
+    docs = make_tree({"guide.md": f"# Guide\n\n{words}\n\n## Kubernetes operators\n\n{words}\n"}, name="docs")
+    server = make_server(agents, [docs])
+    async with Client(server) as client:
+        body, status, result = await call(client, "search_docs", query="rolback")
+        first = result["nearest"][0]
+        read = await client.read_resource(first["uri"])
+        _, _, in_docs = await call(client, "search_docs", query="kuberntes", root="docs")
+        docs_first = in_docs["nearest"][0]
+        window = await client.read_resource(docs_first["uri"])
+    assert status["method"] == "outline"
+    assert (first["heading"], first["uri"]) == ("Deploy > Rollback", "agents://services/deploy.md#rollback")
+    assert "- .AGENTS/services/deploy.md:3-5 (Deploy > Rollback) agents://services/deploy.md#rollback" in body
+    assert getattr(read.contents[0], "text", "") == "## Rollback\n\nRoll back with the zebra switch."
+    # A docs file has no sections in the index: the heading trails its windows start under.
+    assert docs_first["heading"] == "Guide > Kubernetes operators"
+    assert docs_first["uri"].startswith("agents-docs://docs/guide.md#L") or "#L" in docs_first["uri"]
+    assert "## Kubernetes operators" in getattr(window.contents[0], "text", "")
+
+
+async def test_a_named_file_never_shows_a_line_twice(make_tree: Callable[..., Path]) -> None:
+    text = "".join(f"line {i} " + " ".join(f"w{i}_{j}" for j in range(10)) + "\n" for i in range(1, 121))
+    agents = make_tree({"long.txt": text, "index.md": "# Index\n"})
+    server = make_server(agents)
+    async with Client(server) as client:
+        _, status, result = await call(client, "search_docs", query="long.txt", k=10)
+    assert status["method"] == "path"
+    spans = [(h["start_line"], h["end_line"]) for h in result["hits"]]
+    assert len(spans) >= 2 and spans[0][0] == 1 and spans[-1][1] == 120
+    assert all(b[0] == a[1] + 1 for a, b in itertools.pairwise(spans))  # contiguous, no overlap
+    lines = text.split("\n")
+    assert all(h["text"] == "\n".join(lines[h["start_line"] - 1 : h["end_line"]]) for h in result["hits"])
+
+
 # --- aliases and unknown arguments ----------------------------------------------------------
 
 
@@ -226,6 +330,21 @@ async def test_citations_and_section_uris_resolve_to_the_exact_lines(server: Age
         "agents://security.md#setup-1",
     ]
     assert setups[0]["citation"] == ".AGENTS/security.md:9-11 (Security > Setup)"
+
+
+async def test_every_section_uri_reads_its_own_section_even_when_slugs_collide(agents: Path) -> None:
+    headings = ["Setup", "Setup", "Setup 1", "Setup-1", "Intro", "Setup"]
+    text = "Before any heading.\n\n" + "".join(f"## {h}\n\nBody {i}.\n\n" for i, h in enumerate(headings))
+    (agents / "dupes.md").write_text(text)
+    server = make_server(agents)
+    async with Client(server) as client:
+        read = await client.read_resource("agents-context://outline")
+        outline = json.loads(getattr(read.contents[0], "text", "{}"))
+        (sections,) = [f["sections"] for f in outline["files"] if f["path"] == ".AGENTS/dupes.md"]
+        texts = [getattr((await client.read_resource(s["uri"])).contents[0], "text", None) for s in sections]
+    anchors = [s["anchor"] for s in sections]
+    assert anchors == ["intro", "setup", "setup-1", "setup-1-1", "setup-1-2", "intro-1", "setup-2"]
+    assert texts == ["Before any heading."] + [f"## {h}\n\nBody {i}." for i, h in enumerate(headings)]
 
 
 async def test_raw_fragment_uris_read_one_section_or_lines(server: AgentsServer, agents: Path) -> None:
@@ -322,14 +441,14 @@ async def test_the_outline_resource_maps_every_file(server: AgentsServer) -> Non
 # --- the deadline and fusion --------------------------------------------------------------------
 
 
-class SlowRetriever:
-    """Answers correctly, but far too late."""
+class Blocked:
+    """A retriever that answers only when released: far too late for any deadline."""
 
-    def __init__(self, seconds: float) -> None:
-        self.seconds = seconds
+    def __init__(self) -> None:
+        self.release = threading.Event()
 
     def retrieve(self, request: RetrievalRequest) -> list[RetrievedDocument]:
-        time.sleep(self.seconds)
+        self.release.wait(30)
         return []
 
 
@@ -340,31 +459,67 @@ def library_for(agents: Path) -> tuple[Corpus, Library]:
 
 def test_the_deadline_returns_the_best_results_so_far_marked_partial(agents: Path) -> None:
     corpus, library = library_for(agents)
-    fused = ReciprocalRankFusion([library.section_retriever, SlowRetriever(3.0)])
-    started = time.monotonic()
-    found = answer("zebra rollback", 3, 0, Scope("sections"), library.sections, corpus, tokenize, fused, deadline_s=0.3)
-    assert time.monotonic() - started < 2.5
+    late = Blocked()
+    fused = ReciprocalRankFusion([library.section_retriever, late])
+    try:
+        found = answer("zebra rollback", 3, 0, Scope("sections"), library, corpus, fused, deadline_s=0.5)
+    finally:
+        late.release.set()
     assert found.partial is True and found.method == "bm25"
     assert [d.unit.heading for d in found.docs] == ["Rollback"]
 
 
 def test_a_deadline_with_nothing_ready_still_answers_with_the_outline(agents: Path) -> None:
     corpus, library = library_for(agents)
-    started = time.monotonic()
-    found = answer(
-        "zebra",
-        3,
-        0,
-        Scope("sections"),
-        library.sections,
-        corpus,
-        tokenize,
-        SlowRetriever(3.0),
-        deadline_s=0.2,
-    )
-    assert time.monotonic() - started < 2.5  # did not wait for the slow retriever
+    late = Blocked()
+    try:
+        found = answer("zebra", 3, 0, Scope("sections"), library, corpus, late, deadline_s=0.2)
+    finally:
+        late.release.set()
     assert (found.method, found.partial, found.docs) == ("outline", True, [])
     assert found.fallback_reason == "the deadline passed before anything matched"
+    rendered = render_context("zebra", found).text
+    assert "(the deadline passed before anything matched; read one with read_context)" in rendered
+    assert "no word of the query matched" not in rendered
+
+
+async def test_the_deadline_applies_to_the_served_search(agents: Path) -> None:
+    server = make_server(agents, deadline_s=1.0)
+    library = server.live.library
+    late = Blocked()
+    library.section_retriever = ReciprocalRankFusion([library.section_retriever, late])
+    try:
+        async with Client(server) as client:
+            _, status, result = await call(client, "context_search", query="zebra rollback")
+    finally:
+        late.release.set()
+    assert status["partial"] == "1" and result["partial"] is True
+    assert [h["heading"] for h in result["hits"]] == ["Rollback"]
+
+
+class SlowTokenizer:
+    """The real tokenizer, but slow on unit texts (the phrase check re-tokenizes candidates)."""
+
+    def __init__(self) -> None:
+        self.unit_texts = 0
+
+    def __call__(self, text: str) -> list[str]:
+        if "\n" in text:
+            self.unit_texts += 1
+            time.sleep(0.3)
+        return tokenize(text)
+
+
+async def test_the_phrase_check_stops_at_the_deadline(agents: Path) -> None:
+    server = make_server(agents, deadline_s=0.1)
+    library = server.live.library
+    slow = SlowTokenizer()
+    library.section_retriever = BM25Retriever(library.sections, slow)
+    async with Client(server) as client:
+        _, status, result = await call(client, "context_search", query='"watch filter" setup', k=5)
+    # Two sections hold both words; the check stopped at the deadline instead of reading both.
+    assert status["partial"] == "1" and result["partial"] is True
+    assert slow.unit_texts <= 1 and len(result["hits"]) <= 1
 
 
 def unit(name: str, line: int = 1) -> Unit:
@@ -398,42 +553,112 @@ def test_rrf_is_a_retriever_and_raises_partial_when_one_is_late() -> None:
     a, b = RetrievedDocument(unit("a"), 1.0), RetrievedDocument(unit("b"), 1.0)
     both = ReciprocalRankFusion([Fixed([a, b]), Fixed([b])])
     assert [d.unit.heading for d in both.retrieve(RetrievalRequest("q", k=2))] == ["b", "a"]
-    late = ReciprocalRankFusion([Fixed([a]), SlowRetriever(2.0)])
-    with pytest.raises(Partial) as caught:
-        late.retrieve(RetrievalRequest("q", k=2, deadline=time.monotonic() + 0.2))
+    blocked = Blocked()
+    late = ReciprocalRankFusion([Fixed([a]), blocked])
+    try:
+        with pytest.raises(Partial) as caught:
+            late.retrieve(RetrievalRequest("q", k=2, deadline=time.monotonic() + 0.2))
+    finally:
+        blocked.release.set()
     assert [d.unit.heading for d in caught.value.docs] == ["a"]
+
+
+class Reversed:
+    """A second opinion for fusion: the served retriever's hits, worst first."""
+
+    def __init__(self, inner: Retriever) -> None:
+        self.inner = inner
+
+    def retrieve(self, request: RetrievalRequest) -> list[RetrievedDocument]:
+        return list(reversed(self.inner.retrieve(request)))
+
+
+async def test_another_retriever_is_served_without_touching_the_tools(agents: Path) -> None:
+    server = make_server(agents)
+    library = server.live.library
+    bm25 = library.section_retriever
+    library.section_retriever = ReciprocalRankFusion([bm25, Reversed(bm25)])
+    async with Client(server) as client:
+        _, status, fused = await call(client, "context_search", query="setup secrets logs", k=5)
+    ranking = [d.unit.citation for d in bm25.retrieve(RetrievalRequest("setup secrets logs", k=50))]
+    n = len(ranking)
+    assert n >= 3 and status["method"] == "bm25"
+    # Each hit's fused score is 1/(60 + its rank) + 1/(60 + its reversed rank).
+    expected = {c: 1 / (61 + i) + 1 / (60 + n - i) for i, c in enumerate(ranking)}
+    scores = {h["citation"]: h["score"] for h in fused["hits"]}
+    assert len(scores) == min(n, 5)
+    assert scores == pytest.approx({c: expected[c] for c in scores})
+    assert list(scores.values()) == sorted(scores.values(), reverse=True)
 
 
 # --- the budget, end to end, on random corpora -----------------------------------------------------
 
 WORDS = "alpha beta gamma delta watch filter secrets deploy rollback setup".split()
+MISSING = "zulu yankee xray whiskey".split()
+"""Words no generated corpus holds: queries of them miss (method outline)."""
 
 
-@settings(max_examples=30, deadline=None)
+def query_for(data: st.DataObject, bodies: list[list[str]]) -> str:
+    """Plain words, words that miss, quoted phrases (from a body, so some match; or made up, so
+    they are relaxed), paths, and long queries (past the 4,096-character and 64-term limits)."""
+    words = st.sampled_from(WORDS + MISSING)
+    parts = data.draw(st.lists(words, min_size=1, max_size=6))
+    for _ in range(data.draw(st.integers(0, 3))):
+        body = data.draw(st.sampled_from(bodies))
+        at = data.draw(st.integers(0, len(body) - 1))
+        made_up = data.draw(st.lists(words, min_size=2, max_size=4))
+        phrase = " ".join(body[at : at + 3]) if data.draw(st.booleans()) else " ".join(made_up)
+        parts.insert(data.draw(st.integers(0, len(parts))), f'"{phrase}"')
+    query = " ".join(parts)
+    kind = data.draw(st.sampled_from(["plain", "long", "many phrases", "path"]))
+    if kind == "long":
+        query = " ".join([query] * data.draw(st.integers(10, 400)))
+    elif kind == "many phrases":
+        query = " ".join(f'"{w} {w}zz"' for w in data.draw(st.lists(words, min_size=20, max_size=200)))
+    elif kind == "path":
+        query = f"f{data.draw(st.integers(0, len(bodies)))}.md"
+    return query
+
+
+@settings(max_examples=60, deadline=None)
 @given(
     st.lists(st.lists(st.sampled_from(WORDS), min_size=1, max_size=400), min_size=1, max_size=12),
-    st.lists(st.sampled_from(WORDS), min_size=1, max_size=4),
+    st.data(),
     st.integers(200, 3000),
     st.sampled_from(["paths", "snippets", "sections"]),
+    st.integers(0, 3),
+    st.sampled_from([None, None, "f1", "nowhere/"]),
 )
-def test_no_answer_exceeds_its_budget(bodies: list[list[str]], query: list[str], max_tokens: int, detail: str) -> None:
+def test_no_answer_exceeds_its_budget(
+    bodies: list[list[str]], data: st.DataObject, max_tokens: int, detail: str, offset: int, prefix: str | None
+) -> None:
     import tempfile
 
-    from retrieval.format import Options, render_context, render_docs
-
+    q = query_for(data, bodies)
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / ".AGENTS"
         root.mkdir()
         for i, words in enumerate(bodies):
             lines = [" ".join(words[j : j + 12]) for j in range(0, len(words), 12)]
-            (root / f"f{i}.md").write_text(f"# File {i}\n\n" + "\n".join(lines) + "\n")
+            (root / f"f{i}.md").write_text(f"# File {i} {' '.join(words[:40])}\n\n" + "\n".join(lines) + "\n")
         corpus, library = library_for(root)
-        q = " ".join(query)
-        options = Options(detail=detail, max_tokens=max_tokens, terms=frozenset(query), tokenize=tokenize)
-        for scope, render in ((Scope("sections"), render_context), (Scope("windows"), render_docs)):
-            index = library.sections if scope.kind == "sections" else library.windows
-            found = answer(q, 20, 0, scope, index, corpus, tokenize)
-            assert len(render(q, found, options).text) <= max_tokens * 4
+        parsed = parse(q, tokenize)
+        fresh = Freshness(generation=7, fresh_as_of=time.time(), changed=frozenset({".AGENTS/f0.md"}), changed_at=1.0)
+        for scope, render in ((Scope("sections", prefix), render_context), (Scope("windows", prefix), render_docs)):
+            found = answer(q, 20, offset, scope, library, corpus)
+            options = Options(
+                detail=detail,
+                max_tokens=max_tokens,
+                offset=offset,
+                freshness=fresh,
+                gen_changed=True,
+                terms=frozenset(parsed.terms),
+                tokenize=tokenize,
+                dropped=parsed.quoted if found.method == "bm25-relaxed" else (),
+            )
+            text = render(q, found, options).text
+            assert len(text) <= max_tokens * 4, (found.method, len(text))
+            split_status(text)
 
 
 async def test_each_hit_explains_its_score_term_by_term(server: AgentsServer) -> None:
