@@ -13,6 +13,7 @@ def steps() -> list[tuple[str, Ranking]]:
     stemmed = Tokenizer(stop_words=LUCENE)
     tokens = DEFAULT.tokenize
     fields = PLAIN.but(tokenize=tokens, heading_weight=DEFAULT.heading_weight, path_weight=DEFAULT.path_weight)
+    deduplicated = fields.but(body_b=DEFAULT.body_b, redundancy=DEFAULT.redundancy)
     return [
         ("plain BM25, the ranking before issue 5", PLAIN),
         ("+ NFKC, accent folding, CJK bigrams", PLAIN.but(tokenize=folded)),
@@ -21,13 +22,20 @@ def steps() -> list[tuple[str, Ranking]]:
         ("+ English stop list (Snowball's, trimmed)", PLAIN.but(tokenize=tokens)),
         ("+ BM25F: heading trail x4, path x1", fields),
         ("+ body b 0.5 (k1 stays 1.5)", fields.but(body_b=DEFAULT.body_b)),
+        ("+ redundancy removal (overlaps, near copies)", deduplicated),
         (
-            "+ redundancy removal (overlaps, near copies)",
-            fields.but(body_b=DEFAULT.body_b, redundancy=DEFAULT.redundancy),
+            "+ term proximity (BM25TP x0.5, top 30 re-scored)",
+            deduplicated.but(proximity=DEFAULT.proximity, rerank_depth=DEFAULT.rerank_depth),
         ),
         ("+ score floor 0.3 = the shipped default", DEFAULT),
+        ("  default, no proximity (the default before it)", DEFAULT.but(proximity=0.0)),
+        ("  default, proximity x0.25", DEFAULT.but(proximity=0.25)),
+        ("  default, proximity x1 (as published)", DEFAULT.but(proximity=1.0)),
+        ("  default, proximity over the top 10", DEFAULT.but(rerank_depth=10)),
+        ("  default, proximity over the top 100", DEFAULT.but(rerank_depth=100)),
         ("  default, structure-aware windows", DEFAULT.but(structured_windows=True)),
         ("  default + RM3 feedback (10 docs, 10 terms, 0.5)", DEFAULT.but(feedback=True)),
+        ("  default + glossary synonyms (x0.5)", DEFAULT.but(glossary=True)),
         ("  default, Lucene stop list", DEFAULT.but(tokenize=Tokenizer(stop_words=LUCENE))),
         ("  default, k1 1.2", DEFAULT.but(k1=1.2)),
         ("  default, heading x2", DEFAULT.but(heading_weight=2.0)),

@@ -3,6 +3,8 @@
     uv run python -m bench.quality              # the table, shipped defaults (a few minutes)
     uv run python -m bench.quality --ablation   # every step on the tuning splits only
     uv run python -m bench.quality --smoke      # a few queries, seconds (tests/test_bench.py)
+    uv run python -m bench.quality --ablation --only markdown-dev --only cranfield   # a subset
+    uv run python -m bench.quality --ablation --step proximity     # only the steps naming proximity
 
 Everything runs through the server's own pipeline (see `bench/datasets.py`). IR metrics are
 computed by ir-measures with its pytrec_eval provider, i.e. trec_eval's definitions (nDCG@10 with
@@ -40,6 +42,7 @@ from retrieval.retriever import RetrievalRequest
 from retrieval.units import Unit
 
 MEASURES = [nDCG @ 10, R @ 100, AP]
+COLLECTIONS = frozenset({"markdown-dev", "scifact", "cranfield"})
 DISTRACTOR_FLOORS = (0.0, 0.2, 0.3, 0.5)
 RUN_DEPTH = 1000
 SECTION_DEPTH = 10
@@ -287,7 +290,17 @@ def load_data(root: Path, smoke: bool) -> Data:
     return Data(dev, scifact, cranfield)
 
 
-def report(data: Data, ranking: Ranking, show_misses: bool) -> list[str]:
+def report(data: Data, ranking: Ranking, show_misses: bool, only: frozenset[str] = COLLECTIONS) -> list[str]:
+    out = []
+    if "markdown-dev" in only:
+        out += markdown_report(data, ranking, show_misses)
+    collections = [c for c in (data.scifact, data.cranfield) if c.name in only]
+    if collections:
+        out += ir_report(collections, ranking)
+    return out
+
+
+def markdown_report(data: Data, ranking: Ranking, show_misses: bool) -> list[str]:
     out = ["## markdown-dev (context_search sections; search_docs windows)", "", *MARKDOWN_HEADER]
     questions = data.dev.questions
     md = run_markdown(data.dev, ranking, questions)
@@ -304,52 +317,56 @@ def report(data: Data, ranking: Ranking, show_misses: bool) -> list[str]:
     if len(data.dev.roots) > 1:
         out += ["## Distractors (both folders in one index; seed 001, 10.9)", ""]
         out += [*distractors(data.dev, ranking, DISTRACTOR_FLOORS), ""]
-    out += ["## SciFact and Cranfield", "", *IR_HEADER]
-    sci, cran = data.scifact, data.cranfield
-    sci_ids, cran_ids = sorted(sci.queries, key=int), sorted(cran.queries, key=int)
-    splits = {
-        "scifact": [
-            ("odd (tuning)", parity(sci_ids, True)),
-            ("even (held out)", parity(sci_ids, False)),
-            ("all", sci_ids),
-        ],
-        "cranfield": [("all", cran_ids)],
-    }
-    for collection, ids in ((sci, sci_ids), (cran, cran_ids)):
-        ours, okapi = run_collection(collection, ranking, ids)
-        uncut, _ = run_collection(collection, ranking.but(score_floor=0.0), ids)
-        for split, split_ids in splits[collection.name]:
-            for who, run in (("ours", ours), ("ours, no floor", uncut), ("BM25Okapi", okapi)):
-                out.append(ir_row(collection.name, split, who, evaluate(collection.qrels, run, split_ids)))
-    out += [
-        "",
-        f"published scifact: {PUBLISHED['scifact']}",
-        f"published cranfield: {PUBLISHED['cranfield']}",
-    ]
-    out.append("IR metrics: ir-measures (pytrec_eval provider: trec_eval definitions).")
-    out.append(
-        f"ours: the shipped defaults, score floor {ranking.score_floor} included (it cuts the deep "
-        "ranking R@100 and MAP read; nDCG@10 barely moves); no floor: the same ranking uncut."
-    )
     if show_misses:
         out += ["", "## markdown-dev misses (not in the top 3)", ""]
         for q, ranked in md.misses(questions):
             out.append(f"- {q.text}  [want {q.expected[0]} > {q.expected[1]}]")
             out += [f"    {i}. {u.path} > {u.heading}" for i, u in enumerate(ranked[:3], start=1)]
+        out.append("")
+    return out
+
+
+def ir_report(collections: Sequence[Collection], ranking: Ranking) -> list[str]:
+    out = ["## SciFact and Cranfield", "", *IR_HEADER]
+    for collection in collections:
+        ids = sorted(collection.queries, key=int)
+        splits = [("all", ids)]
+        if collection.name == "scifact":
+            splits = [("odd (tuning)", parity(ids, True)), ("even (held out)", parity(ids, False)), *splits]
+        ours, okapi = run_collection(collection, ranking, ids)
+        uncut, _ = run_collection(collection, ranking.but(score_floor=0.0), ids)
+        for split, split_ids in splits:
+            for who, run in (("ours", ours), ("ours, no floor", uncut), ("BM25Okapi", okapi)):
+                out.append(ir_row(collection.name, split, who, evaluate(collection.qrels, run, split_ids)))
+    out += ["", *(f"published {c.name}: {PUBLISHED[c.name]}" for c in collections)]
+    out.append("IR metrics: ir-measures (pytrec_eval provider: trec_eval definitions).")
+    out.append(
+        f"ours: the shipped defaults, score floor {ranking.score_floor} included (it cuts the deep "
+        "ranking R@100 and MAP read; nDCG@10 barely moves); no floor: the same ranking uncut."
+    )
     return out
 
 
 # --- ablation --------------------------------------------------------------------------------
 
 
-def tuning_row(data: Data, name: str, ranking: Ranking) -> str:
-    md = run_markdown(data.dev, ranking, data.dev.questions).scores(data.dev.questions)
-    sci = data.scifact
-    odd = parity(sorted(sci.queries, key=int), True)
-    sci_m = evaluate(sci.qrels, run_collection(sci, ranking, odd)[0], odd)
-    cran = data.cranfield
-    cids = sorted(cran.queries, key=int)
-    cran_m = evaluate(cran.qrels, run_collection(cran, ranking, cids)[0], cids)
+NOT_RUN = {str(m): math.nan for m in MEASURES}
+
+
+def tuning_row(data: Data, name: str, ranking: Ranking, only: frozenset[str] = COLLECTIONS) -> str:
+    """One ablation row; a collection not in `only` shows `-`."""
+    nan = math.nan
+    md = MarkdownScores(nan, nan, nan, nan, nan)
+    if "markdown-dev" in only:
+        md = run_markdown(data.dev, ranking, data.dev.questions).scores(data.dev.questions)
+    sci, sci_m = data.scifact, NOT_RUN
+    if "scifact" in only:
+        odd = parity(sorted(sci.queries, key=int), True)
+        sci_m = evaluate(sci.qrels, run_collection(sci, ranking, odd)[0], odd)
+    cran, cran_m = data.cranfield, NOT_RUN
+    if "cranfield" in only:
+        cids = sorted(cran.queries, key=int)
+        cran_m = evaluate(cran.qrels, run_collection(cran, ranking, cids)[0], cids)
     return (
         f"| {name} | {fmt(md.hit1)} | {fmt(md.hit3)} | {fmt(md.mrr)} | {fmt(md.file_hit3)} "
         f"| {fmt(md.window_hit3)} "
@@ -373,7 +390,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--ablation", action="store_true", help="each step, tuning splits only")
     parser.add_argument("--misses", action="store_true", help="list markdown-dev misses")
     parser.add_argument("--plain", action="store_true", help="the plain configuration instead of the default")
+    parser.add_argument(
+        "--step",
+        action="append",
+        metavar="TEXT",
+        help="with --ablation: run only the steps whose name contains TEXT (repeatable)",
+    )
+    parser.add_argument(
+        "--only",
+        action="append",
+        choices=sorted(COLLECTIONS),
+        help="run only this collection (repeatable; default: all three)",
+    )
     args = parser.parse_args(argv)
+    only = frozenset(args.only or COLLECTIONS)
     if not (args.data / "markdown-dev" / "questions.jsonl").is_file():
         print(f"no eval data at {args.data}: pass --data DIR (../shared/eval)", file=sys.stderr)
         return 2
@@ -383,9 +413,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         print("\n".join(ABLATION_HEADER), flush=True)
         for name, ranking in steps():
-            print(tuning_row(data, name, ranking), flush=True)
+            if args.step and not any(text in name for text in args.step):
+                continue
+            print(tuning_row(data, name, ranking, only), flush=True)
         return 0
-    print("\n".join(report(data, PLAIN if args.plain else DEFAULT, args.misses)))
+    print("\n".join(report(data, PLAIN if args.plain else DEFAULT, args.misses, only)))
     return 0
 
 

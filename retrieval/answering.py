@@ -33,6 +33,7 @@ def freshness(live: LiveIndex, view: View, roots: Sequence[Root]) -> Freshness:
         changed=change.changed if change else frozenset(),
         removed=change.removed if change else frozenset(),
         changed_at=change.at if change else None,
+        indexing=tuple(live.indexing(roots)),
     )
 
 
@@ -49,12 +50,11 @@ def search(
     it was indexed (a deleted or edited file is re-checked and the search run again)."""
     for _ in range(3):
         with live.view() as view:
-            index = view.library.sections if scope.kind == "sections" else view.library.windows
-            found = policy.answer(
-                query, k, offset, scope, index, view.corpus, view.library.tokenize, deadline_s=deadline_s
-            )
+            # The library's own retriever (`policy.served`): the ranking's score floor and
+            # feedback apply here exactly as in `agents-context eval` and the benchmarks.
+            found = policy.answer(query, k, offset, scope, view.library, view.corpus, deadline_s=deadline_s)
             fresh = freshness(live, view, roots)
-        if not live.verify(d.unit for d in found.docs):
+        if not live.verify((d.unit for d in found.docs), view.generation):
             break
     return found, fresh
 
@@ -66,8 +66,9 @@ def explainer(live: LiveIndex, kind: str, terms: Sequence[str]) -> Callable[[Ret
 
     def explain(doc: RetrievedDocument) -> list[MatchedTerm]:
         fields = library.ranking.terms(doc.unit)
+        proximity = dict(doc.proximity)  # a term's proximity bonus counts once, with its first occurrence
         return [
-            MatchedTerm(term=term, contribution=round(share, 4), fields=where)
+            MatchedTerm(term=term, contribution=round(share + proximity.pop(term, 0.0), 4), fields=where)
             for term, share, where in index.explain(terms, fields)
         ]
 

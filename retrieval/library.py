@@ -12,10 +12,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from corpus.catalog import Corpus
-from retrieval.feedback import rm3
+from retrieval.feedback import expansion
 from retrieval.index import BM25Index, Doc
 from retrieval.ranking import DEFAULT, Ranking
-from retrieval.retriever import BM25Retriever
+from retrieval.retriever import BM25Retriever, Expander, Retriever
 from retrieval.sections import is_markdown
 from retrieval.units import Unit, section_units, window_units
 
@@ -34,19 +34,24 @@ class Library:
         self.tokenize = ranking.tokenize
         self.sections: BM25Index[Unit] = BM25Index(ranking.k1, fields=ranking.fields)
         self.windows: BM25Index[Unit] = BM25Index(ranking.k1, fields=ranking.fields)
-        expand = rm3(ranking) if ranking.feedback else None
-        self.section_retriever = BM25Retriever(
-            self.sections, self.tokenize, ranking.score_floor, expand, ranking.redundancy
-        )
-        self.window_retriever = BM25Retriever(
-            self.windows, self.tokenize, ranking.score_floor, expand, ranking.redundancy
-        )
+        expand = expansion(ranking, self.sections)
+        # What the tools serve (`policy.served`); assign another retriever to serve it instead.
+        self.section_retriever: Retriever = self.retriever(self.sections, expand)
+        self.window_retriever: Retriever = self.retriever(self.windows, expand)
 
-    def prepare(self, path: str, uri: str, text: str, searchable: bool, title: str | None = None) -> Prepared:
+    def retriever(self, index: BM25Index[Unit], expand: Expander | None = None) -> BM25Retriever:
+        """A retriever over `index` with this library's ranking: floor, copies, proximity."""
+        r = self.ranking
+        return BM25Retriever(index, self.tokenize, r.score_floor, expand, r.redundancy, r.proximity, r.rerank_depth)
+
+    def prepare(
+        self, path: str, uri: str, text: str, searchable: bool, title: str | None = None, tags: tuple[str, ...] = ()
+    ) -> Prepared:
         """Chunk and tokenize one file; `searchable` files also get sections. A front matter
-        `title` heads every heading trail, so it ranks as the file's top heading."""
-        heads = section_units(path, uri, text, title) if searchable or is_markdown(path) else []
-        windows = window_units(path, uri, text, self.ranking.structured_windows, heads)
+        `title` heads every heading trail, so it ranks as the file's top heading; its `tags` rank
+        with the trail."""
+        heads = section_units(path, uri, text, title, tags) if searchable or is_markdown(path) else []
+        windows = window_units(path, uri, text, self.ranking.structured_windows, heads, tags)
         return Prepared(self.docs(heads if searchable else []), self.docs(windows))
 
     def apply(self, changes: Mapping[str, Prepared | None]) -> None:
@@ -70,6 +75,9 @@ def index_corpus(corpus: Corpus, library: Library | None = None) -> Library:
     """A library holding every file of `corpus`."""
     library = library or Library()
     library.apply(
-        {f.path: library.prepare(f.path, f.uri, f.text, f.searchable, f.meta.title) for f in corpus.files.values()}
+        {
+            f.path: library.prepare(f.path, f.uri, f.text, f.searchable, f.meta.title, f.meta.tags)
+            for f in corpus.files.values()
+        }
     )
     return library

@@ -3,11 +3,14 @@
 A unit is indexed in three fields, combined by BM25F (see `retrieval.index`):
 - `body`: the unit's text (a section's text includes its heading line);
 - `heading`: the heading trail, outermost first (`Security > Secrets`); for a window, the trail
-  of the section it starts in;
+  of the section it starts in; and the file's front matter tags (a front matter title already
+  heads the trail);
 - `path`: the file's path inside its root, without the extension (`guides/integration/docker`).
 
-`DEFAULT` is what the server ships; `PLAIN` is single-field BM25 with the plain tokenizer, the
-configuration the engine is checked against rank-bm25 with.
+The best BM25F hits then gain a term proximity bonus (`retrieval.proximity`), at query time.
+
+`DEFAULT` is what the server ships; `PLAIN` is single-field BM25 with the plain tokenizer and no
+proximity stage, the configuration the engine is checked against rank-bm25 with.
 """
 
 from __future__ import annotations
@@ -40,10 +43,17 @@ class Ranking:
     redundancy: float | None = 0.9
     """Skip overlapping units of a file and near copies (Jaccard of term sets at least this) with
     the same heading; None: show whatever ranks."""
+    proximity: float = 0.5
+    """Weight of the term proximity bonus (`retrieval.proximity`, BM25TP) given to the
+    `rerank_depth` best BM25F hits for query words found close together (0: off)."""
+    rerank_depth: int = 30
+    """How many of the best BM25F hits the proximity stage re-tokenizes and re-scores."""
     score_floor: float = 0.3
     """Drop hits scoring below this fraction of the best hit's score (0: keep every positive)."""
     feedback: bool = False
     """Pseudo-relevance feedback (RM3): expand the query with the top hits' terms."""
+    glossary: bool = False
+    """Expand a query naming a term of the corpus's glossary with its synonyms (`retrieval.glossary`)."""
 
     @property
     def fields(self) -> tuple[Field, ...]:
@@ -55,6 +65,16 @@ class Ranking:
                 fields.append(Field("ancestors", self.ancestor_weight, self.heading_b))
         return tuple(fields)
 
+    @property
+    def fingerprint(self) -> str:
+        """What decides the stored terms of a unit: the tokenizer, the fields and the windows (the
+        weights and constants do not: scores are computed at query time)."""
+        tokenizer = getattr(self.tokenize, "fingerprint", None)
+        if not isinstance(tokenizer, str):
+            tokenizer = f"callable@{id(self.tokenize)}"  # a custom tokenizer: never matches a stored index
+        fields = ",".join(f.name for f in self.fields)
+        return f"{tokenizer} fields={fields} structured_windows={self.structured_windows}"
+
     def terms(self, unit: Unit) -> list[Sequence[str]]:
         """The unit's terms per field, in `fields` order."""
         body = self.tokenize(unit.text)
@@ -62,8 +82,8 @@ class Ranking:
             return [body]
         trail = [h for h in unit.trail if h != INTRO]
         if self.ancestor_weight is None:
-            return [body, self.tokenize(" ".join(trail)), self.tokenize(path_words(unit.path))]
-        own, ancestors = " ".join(trail[-1:]), " ".join(trail[:-1])
+            return [body, self.tokenize(" ".join([*trail, *unit.tags])), self.tokenize(path_words(unit.path))]
+        own, ancestors = " ".join(trail[-1:]), " ".join([*trail[:-1], *unit.tags])
         return [body, self.tokenize(own), self.tokenize(path_words(unit.path)), self.tokenize(ancestors)]
 
     def but(self, **changes: object) -> Ranking:
@@ -86,5 +106,6 @@ PLAIN = Ranking(
     heading_weight=0.0,
     path_weight=0.0,
     redundancy=None,
+    proximity=0.0,
     score_floor=0.0,
 )

@@ -15,8 +15,12 @@ from functools import lru_cache
 from typing import Protocol
 
 from retrieval.index import BM25Index, Scored
+from retrieval.proximity import proximity_shares
 from retrieval.query import MAX_QUERY_TERMS, clip, contains
 from retrieval.units import Unit
+
+Shares = tuple[tuple[str, float], ...]
+"""(query term, its share of a score), in query order."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +42,9 @@ class RetrievalRequest:
 class RetrievedDocument:
     unit: Unit
     score: float
+    proximity: Shares = ()
+    """Each query term's share of the proximity bonus included in `score` (`retrieval.proximity`;
+    empty when there is none), so an explanation can still add up to the score."""
 
     @property
     def id(self) -> str:
@@ -70,9 +77,25 @@ Expander = Callable[[BM25Index[Unit], Sequence[str]], tuple[Sequence[str], Seque
 """Query expansion: (index, query terms) -> (terms, weights)."""
 
 
+@dataclass(frozen=True, slots=True)
+class Found:
+    """What `BM25Retriever.search` found: the documents, how many units matched before `k` cut
+    them (for explanations), and whether the deadline stopped the search early."""
+
+    docs: list[RetrievedDocument]
+    candidates: int
+    partial: bool = False
+
+
 class BM25Retriever:
-    """A retriever over one `BM25Index` of units; filters and phrases apply inside the engine, so
-    a selective filter never starves the top k.
+    """A retriever over one `BM25Index` of units; filters apply inside the engine, so a selective
+    filter never starves the top k.
+
+    Quoted phrases: the engine keeps only units holding every word of every phrase (postings, no
+    positions), then this checks the phrases themselves by re-tokenizing the candidates, in score
+    order and only as far as the `k` it needs, and stops at the request's deadline with what it
+    has (`Partial`). The index stores no positions on purpose: they would roughly double its
+    memory for a feature few queries use.
 
     It never returns the same text twice (seed 001, 10.6: the model would read it twice): a unit
     that overlaps a better one of the same file, or is a near copy of a better one with the same
@@ -80,6 +103,10 @@ class BM25Retriever:
     are), is skipped and the next one takes its place. With a `score_floor`, hits below that
     fraction of the best hit's score are dropped (seed 001's distractor mitigation); the best hit
     always stays.
+
+    With a `proximity` weight, the `depth` best units of the engine's ranking are re-tokenized and
+    gain a bonus for query words that occur close together (`retrieval.proximity`) before copies
+    are skipped and the floor applies; the query's own words count, not those an `expand` added.
     """
 
     def __init__(
@@ -89,8 +116,12 @@ class BM25Retriever:
         score_floor: float = 0.0,
         expand: Expander | None = None,
         redundancy: float | None = 0.9,
+        proximity: float = 0.0,
+        depth: int = 30,
     ) -> None:
         self.redundancy = redundancy
+        self.proximity = proximity
+        self.depth = depth
         self.index = index
         self.tokenize = tokenize
         self.score_floor = score_floor
@@ -98,68 +129,88 @@ class BM25Retriever:
         self._tokens = lru_cache(maxsize=4096)(lambda text: tuple(tokenize(text)))
 
     def retrieve(self, request: RetrievalRequest) -> list[RetrievedDocument]:
-        return self.search(request)[0]
+        found = self.search(request)
+        if found.partial:
+            raise Partial(found.docs)
+        return found.docs
 
-    def search(self, request: RetrievalRequest) -> tuple[list[RetrievedDocument], int]:
-        """The documents, and how many units matched before `k` cut them (for explanations)."""
-        terms: Sequence[str] = list(self.tokenize(clip(request.query)))[:MAX_QUERY_TERMS]
-        weights: Sequence[float] | None = None
+    def search(self, request: RetrievalRequest) -> Found:
+        """The documents, how many units matched, and whether the deadline cut the search short.
+
+        `candidates` counts the units holding the query's words (every word of its phrases, for
+        a phrase query) within the filter, before phrases are checked, copies skipped and `k`."""
+        query: Sequence[str] = list(self.tokenize(clip(request.query)))[:MAX_QUERY_TERMS]
+        terms, weights = query, None
         if self.expand is not None:
-            terms, weights = self.expand(self.index, terms)
+            terms, weights = self.expand(self.index, query)
         required = [t for phrase in request.phrases for t in phrase]
-        keep = self._keep(request) if request.allow or request.phrases else None
-        if self.redundancy is None:
-            hits, candidates = self.index.ranked(terms, request.k, weights, required, keep)
-        else:
-            hits, candidates = self._distinct(terms, weights, request.k, self.redundancy, required, keep)
+        want = request.k
+        while True:
+            fetch = max(want, self.depth) if self.proximity else want
+            ranked, candidates = self.index.ranked(terms, fetch, weights, required, request.allow)
+            ranked, shares = self._rerank(query, ranked, request)
+            hits, partial = self._walk(ranked, request)
+            if partial or len(hits) >= request.k or len(ranked) < fetch:
+                break
+            want *= 2  # phrases failed or copies were skipped: look further down the ranking
         if hits and self.score_floor > 0:
             floor = hits[0].score * self.score_floor
             hits = [h for h in hits if h.score >= floor]
-        return [RetrievedDocument(s.payload, s.score) for s in hits], candidates
+        docs = [RetrievedDocument(h.payload, h.score, shares.get(h.payload.id, ())) for h in hits]
+        return Found(docs, candidates, partial)
 
-    def _keep(self, request: RetrievalRequest) -> Callable[[Unit], bool]:
-        allow, phrases = request.allow, request.phrases
+    def _rerank(
+        self, query: Sequence[str], ranked: list[Scored[Unit]], request: RetrievalRequest
+    ) -> tuple[list[Scored[Unit]], dict[str, Shares]]:
+        """The first `depth` hits re-scored with the proximity bonus (`retrieval.proximity`) and
+        re-sorted, the rest as they were; and each re-scored unit's per-term bonus, by unit id.
+        At the deadline it stops: what it has not reached keeps its first-stage score (the list
+        stays in score order, and the walk that follows reports the search partial)."""
+        idf = {t: self.index.idf(t) for t in dict.fromkeys(query) if self.index.df(t)}
+        if not self.proximity or len(idf) < 2:
+            return ranked, {}
+        body = self.index.fields[0]
+        average = self.index.avg_lengths()[0] or 1.0
+        done: list[Scored[Unit]] = []
+        shares: dict[str, Shares] = {}
+        for hit in ranked[: self.depth]:
+            if request.expired():
+                break
+            tokens = self._tokens(hit.payload.text)
+            norm = 1.0 - body.b + body.b * len(tokens) / average
+            bonus = [(t, self.proximity * s) for t, s in proximity_shares(tokens, idf, self.index.k1, norm).items()]
+            shares[hit.payload.id] = tuple(bonus)
+            done.append(Scored(hit.payload, hit.score + sum(s for _, s in bonus)))
+        done.sort(key=lambda h: -h.score)  # stable: ties keep the first stage's order
+        return done + ranked[len(done) :], shares
 
-        def keep(unit: Unit) -> bool:
-            if allow is not None and not allow(unit):
-                return False
-            tokens = self._tokens(unit.text) if phrases else ()
-            return all(contains(tokens, p) for p in phrases)
-
-        return keep
-
-    def _distinct(
-        self,
-        terms: Sequence[str],
-        weights: Sequence[float] | None,
-        k: int,
-        redundancy: float,
-        required: Sequence[str],
-        keep: Callable[[Unit], bool] | None,
-    ) -> tuple[list[Scored[Unit]], int]:
-        """The best `k` hits without redundancy: fetch more while some were skipped."""
-        want = k
-        while True:
-            found, candidates = self.index.ranked(terms, want, weights, required, keep)
-            kept: list[Scored[Unit]] = []
-            by_path: dict[str, list[Unit]] = {}
-            by_heading: dict[str | None, list[frozenset[str]]] = {}
-            for hit in found:
-                unit = hit.payload
+    def _walk(self, ranked: Sequence[Scored[Unit]], request: RetrievalRequest) -> tuple[list[Scored[Unit]], bool]:
+        """The first `k` hits, best first, that hold the phrases and repeat no better hit; and
+        whether the deadline passed before the walk ended."""
+        kept: list[Scored[Unit]] = []
+        by_path: dict[str, list[Unit]] = {}
+        by_heading: dict[str | None, list[frozenset[str]]] = {}
+        for hit in ranked:
+            if request.expired():
+                return kept, True
+            unit = hit.payload
+            if request.phrases:
+                tokens = self._tokens(unit.text)
+                if not all(contains(tokens, p) for p in request.phrases):
+                    continue
+            if self.redundancy is not None:
                 if any(overlaps(unit, other) for other in by_path.get(unit.path, ())):
                     continue
                 words = frozenset(self._tokens(unit.text))
                 alike = by_heading.setdefault(unit.heading, [])
-                if any(similar(words, other, redundancy) for other in alike):
+                if any(similar(words, other, self.redundancy) for other in alike):
                     continue
                 alike.append(words)
                 by_path.setdefault(unit.path, []).append(unit)
-                kept.append(hit)
-                if len(kept) == k:
-                    return kept, candidates
-            if len(found) < want:
-                return kept, candidates
-            want *= 2
+            kept.append(hit)
+            if len(kept) == request.k:
+                break
+        return kept, False
 
 
 def similar(a: frozenset[str], b: frozenset[str], threshold: float) -> bool:

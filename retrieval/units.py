@@ -27,6 +27,8 @@ class Unit:
     chunk_id: int | None = None
     anchor: str | None = None
     """GitHub-style slug of the heading, unique in the file (sections only)."""
+    tags: tuple[str, ...] = ()
+    """The file's front matter tags: ranked with the heading trail, never shown in it."""
 
     @property
     def citation(self) -> str:
@@ -46,8 +48,9 @@ class Unit:
         return f"{self.path}:{self.start_line}"
 
 
-def section_units(path: str, uri: str, text: str, title: str | None = None) -> list[Unit]:
-    """The heading sections; a front matter title heads every trail (it is the page's title)."""
+def section_units(path: str, uri: str, text: str, title: str | None = None, tags: tuple[str, ...] = ()) -> list[Unit]:
+    """The heading sections; a front matter title heads every trail (it is the page's title), and
+    its tags go with every unit."""
     lines = split_lines(text)
     markdown = is_markdown(path)
     root = (title,) if title and markdown else ()
@@ -63,16 +66,23 @@ def section_units(path: str, uri: str, text: str, title: str | None = None) -> l
             heading=s.heading,
             trail=root + s.trail,
             anchor=anchor,
+            tags=tags,
         )
         for s, anchor in zip(spans, slugs, strict=True)
     ]
 
 
 def window_units(
-    path: str, uri: str, text: str, structured: bool = False, heads: Sequence[Unit] | None = None
+    path: str,
+    uri: str,
+    text: str,
+    structured: bool = False,
+    heads: Sequence[Unit] | None = None,
+    tags: tuple[str, ...] = (),
 ) -> list[Unit]:
     """The windows of a file (plain 500/50-word ones unless `structured`), each with the heading
-    trail of the section it starts in (`heads`: the file's section units, if already made)."""
+    trail of the section it starts in (`heads`: the file's section units, if already made) and
+    the file's front matter `tags`."""
     lines = split_lines(text)
     markdown = is_markdown(path)
     split = structured_windows if structured else windows
@@ -90,6 +100,7 @@ def window_units(
                 end_line=w.end_line,
                 trail=trail,
                 chunk_id=w.chunk_id,
+                tags=tags,
             )
         )
     return units
@@ -97,4 +108,4 @@ def window_units(
 
 def sections_of(f: CorpusFile) -> list[Unit]:
     """A corpus file's sections, its front matter title heading every trail."""
-    return section_units(f.path, f.uri, f.text, f.meta.title)
+    return section_units(f.path, f.uri, f.text, f.meta.title, f.meta.tags)

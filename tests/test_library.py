@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from pathlib import Path
+
+import pytest
 
 from corpus.catalog import load
 from corpus.roots import make_roots
 from retrieval.library import Library, index_corpus
 from retrieval.ranking import DEFAULT
-from retrieval.retriever import RetrievalRequest, Retriever
+from retrieval.retriever import BM25Retriever, Partial, RetrievalRequest, Retriever
 
 
 def test_sections_search_only_unpinned_agents_files_and_windows_search_everything(
@@ -126,3 +129,22 @@ def test_rm3_feedback_finds_a_section_through_its_neighbours_words(make_tree: Ca
     found = [d.source for d in expanded.section_retriever.retrieve(RetrievalRequest("rollback", k=5))]
     assert found[:2] == [".AGENTS/a.md", ".AGENTS/b.md"]  # the original terms still lead
     assert found[2:] == [".AGENTS/c.md"]  # "kill switch" came from the first two hits
+
+
+def test_phrases_are_checked_in_score_order_and_the_deadline_is_honoured(make_tree: Callable[..., Path]) -> None:
+    agents = make_tree(
+        {
+            "a.md": "# A\n\nRotate the watch filter token.\n",
+            "b.md": "# B\n\nThe filter watch list.\n",
+        }
+    )
+    library = index_corpus(load(make_roots([agents])), Library(DEFAULT.but(score_floor=0.0)))
+    retriever = BM25Retriever(library.sections, library.tokenize)
+    phrase = tuple(library.tokenize("watch filter"))
+    found = retriever.search(RetrievalRequest("watch filter", k=5, phrases=(phrase,)))
+    assert [d.source for d in found.docs] == [".AGENTS/a.md"] and not found.partial
+    assert found.candidates == 2  # both hold the words; only one holds the phrase
+    expired = RetrievalRequest("watch filter", k=5, deadline=time.monotonic() - 1, phrases=(phrase,))
+    with pytest.raises(Partial) as caught:
+        retriever.retrieve(expired)
+    assert caught.value.docs == []

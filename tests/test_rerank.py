@@ -1,0 +1,143 @@
+"""The proximity stage: the best BM25F hits re-scored for query words found close together."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from itertools import pairwise
+from pathlib import Path
+
+import pytest
+
+from corpus.catalog import load
+from corpus.roots import make_roots
+from retrieval.library import Library, index_corpus
+from retrieval.proximity import proximity_shares
+from retrieval.ranking import DEFAULT, PLAIN
+from retrieval.retriever import BM25Retriever, Partial, RetrievalRequest
+
+FILLER = "alpha beta gamma delta epsilon zeta theta iota kappa lambda"
+
+
+def reference_bm25tp(tokens: Sequence[str], idf: dict[str, float], k1: float, norm: float) -> float:
+    """BM25TP written out from the paper: the query-term occurrences in text order; each pair of
+    neighbours that differ adds the other's idf over the squared distance to both terms."""
+    hits = [(at, t) for at, t in enumerate(tokens) if t in idf]
+    acc = dict.fromkeys(idf, 0.0)
+    for (at1, t1), (at2, t2) in pairwise(hits):
+        if t1 != t2:
+            acc[t1] += idf[t2] / (at2 - at1) ** 2
+            acc[t2] += idf[t1] / (at2 - at1) ** 2
+    big_k = k1 * norm
+    return sum(min(1.0, idf[t]) * a * (k1 + 1) / (a + big_k) for t, a in acc.items())
+
+
+def test_the_bonus_of_a_small_text_worked_by_hand() -> None:
+    # a at 0, b at 2: acc(a) = idf(b) / 2^2 = 0.75, acc(b) = idf(a) / 4 = 0.5; min(1, idf) = 1.
+    shares = proximity_shares(["a", "x", "b"], {"a": 2.0, "b": 3.0}, k1=1.5, norm=1.0)
+    assert shares == pytest.approx({"a": 0.75 * 2.5 / (0.75 + 1.5), "b": 0.5 * 2.5 / (0.5 + 1.5)})
+    assert proximity_shares(["a", "a", "a"], {"a": 2.0, "b": 3.0}, 1.5, 1.0) == {}  # one term alone: nothing
+    assert proximity_shares(["a", "b"], {"a": 2.0}, 1.5, 1.0) == {}  # a one-term query: nothing
+
+
+def corpus_files() -> dict[str, str]:
+    """Four files holding the query's words, and unrelated ones that give those words an idf."""
+    unrelated = {f"unrelated{i}.md": f"# Page {i}\n\nNothing about it, page {i}.\n" for i in range(20)}
+    return {
+        "near.md": f"# Notes\n\n{FILLER} The server does not exit on its own. {FILLER}\n",
+        "far.md": f"# Memo\n\nThe server {FILLER} does not {FILLER} exit.\n",
+        "other.md": "# Shutdown\n\nClose stdin and wait for the server to exit.\n",
+        "more.md": f"# Misc\n\n{FILLER} exit codes {FILLER} server logs.\n",
+        **unrelated,
+    }
+
+
+def test_scores_are_bm25f_plus_the_reference_bonus_on_the_top_hits(make_tree: Callable[..., Path]) -> None:
+    library = index_corpus(load(make_roots([make_tree(corpus_files())])), Library(DEFAULT.but(score_floor=0.0)))
+    index, query = library.sections, "server does not exit"
+    terms = library.tokenize(query)
+    first = {h.payload.id: h.score for h in index.search(terms, 10)}
+    idf = {t: index.idf(t) for t in dict.fromkeys(terms)}
+    body = index.fields[0]
+    found = library.section_retriever.retrieve(RetrievalRequest(query, k=10))
+    assert len(found) == len(first) == 4
+    for doc in found:
+        tokens = library.tokenize(doc.content)
+        norm = 1 - body.b + body.b * len(tokens) / index.avg_lengths()[0]
+        bonus = DEFAULT.proximity * reference_bm25tp(tokens, idf, index.k1, norm)
+        assert doc.score == pytest.approx(first[doc.id] + bonus, rel=1e-12)
+        assert sum(s for _, s in doc.proximity) == pytest.approx(bonus, rel=1e-12)
+        # What an explanation shows: BM25F's per-term shares plus the bonus add up to the score.
+        shares = sum(s for _, s, _ in index.explain(terms, library.ranking.terms(doc.unit)))
+        assert shares + sum(s for _, s in doc.proximity) == pytest.approx(doc.score, rel=1e-9)
+    assert [d.score for d in found] == sorted((d.score for d in found), reverse=True)
+
+
+def test_words_close_together_outrank_the_same_words_far_apart(make_tree: Callable[..., Path]) -> None:
+    files = corpus_files()
+    corpus = load(make_roots([make_tree({"far.md": files["far.md"], "near.md": files["near.md"]})]))
+
+    def order(ranking_library: Library) -> list[str]:
+        found = ranking_library.section_retriever.retrieve(RetrievalRequest("server does not exit", k=5))
+        return [d.source for d in found]
+
+    # The same words in texts of the same length: BM25F ties them and breaks the tie by path.
+    assert order(index_corpus(corpus, Library(DEFAULT.but(proximity=0.0, score_floor=0.0)))) == [
+        ".AGENTS/far.md",
+        ".AGENTS/near.md",
+    ]
+    assert order(index_corpus(corpus, Library(DEFAULT.but(score_floor=0.0)))) == [".AGENTS/near.md", ".AGENTS/far.md"]
+
+
+def test_only_the_rerank_depth_is_rescored_and_the_ranking_stays_in_score_order(
+    make_tree: Callable[..., Path],
+) -> None:
+    corpus = load(make_roots([make_tree(corpus_files())]))
+    library = index_corpus(corpus, Library(DEFAULT.but(score_floor=0.0, rerank_depth=2)))
+    first = library.sections.search(library.tokenize("server does not exit"), 10)
+    found = library.section_retriever.retrieve(RetrievalRequest("server does not exit", k=10))
+    rescored = {h.payload.id for h in first[:2]}
+    for doc in found:
+        if doc.id not in rescored:
+            assert doc.proximity == () and doc.score == next(h.score for h in first if h.payload.id == doc.id)
+    assert [d.score for d in found] == sorted((d.score for d in found), reverse=True)
+    assert {d.id for d in found[:2]} == rescored  # a bonus never lifts one above the other stage
+
+
+def test_the_plain_configuration_has_no_proximity_stage(make_tree: Callable[..., Path]) -> None:
+    library = index_corpus(load(make_roots([make_tree(corpus_files())])), Library(PLAIN))
+    terms = library.tokenize("server does not exit")
+    expected = [(h.payload.id, h.score) for h in library.sections.search(terms, 10)]
+    found = library.section_retriever.retrieve(RetrievalRequest("server does not exit", k=10))
+    assert [(d.id, d.score) for d in found] == expected
+    assert PLAIN.proximity == 0.0 and DEFAULT.proximity > 0
+
+
+def test_the_rerank_stops_at_the_deadline(make_tree: Callable[..., Path]) -> None:
+    library = index_corpus(load(make_roots([make_tree(corpus_files())])), Library(DEFAULT.but(score_floor=0.0)))
+    seen: list[str] = []
+
+    def counting(text: str) -> Sequence[str]:
+        seen.append(text)
+        return library.tokenize(text)
+
+    retriever = BM25Retriever(library.sections, counting, proximity=DEFAULT.proximity, depth=DEFAULT.rerank_depth)
+    expired = RetrievalRequest("server does not exit", k=3, deadline=time.monotonic() - 1)
+    with pytest.raises(Partial):
+        retriever.retrieve(expired)
+    assert seen == ["server does not exit"]  # the query only: no candidate was re-tokenized
+    found = retriever.retrieve(RetrievalRequest("server does not exit", k=3, deadline=time.monotonic() + 60))
+    assert len(found) == 3 and len(seen) > 1
+
+
+def test_scores_do_not_depend_on_the_order_files_were_indexed(make_tree: Callable[..., Path]) -> None:
+    corpus = load(make_roots([make_tree(corpus_files())]))
+    one = index_corpus(corpus)
+    two = Library()
+    for path in sorted(corpus.files, reverse=True):
+        f = corpus.files[path]
+        two.apply({path: two.prepare(f.path, f.uri, f.text, f.searchable)})
+    for query in ("server does not exit", "exit server", "stdin server exit"):
+        a = one.section_retriever.retrieve(RetrievalRequest(query, k=5))
+        b = two.section_retriever.retrieve(RetrievalRequest(query, k=5))
+        assert [(d.id, d.score, d.proximity) for d in a] == [(d.id, d.score, d.proximity) for d in b]
