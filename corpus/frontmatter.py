@@ -1,13 +1,18 @@
 """YAML front matter: the few keys agent-context conventions use, parsed safely.
 
-`title` (or `name`, as skill files have it), `description`, `tags`, `globs` (Cursor) or
-`applies_to` (the path patterns a rule is for; a list or a comma-separated string), and
-`alwaysApply` (Cursor: the rule is always in context, so the file is pinned). Anything else is
-ignored; malformed YAML gives empty front matter, never an error.
+`title` (or `name`, as skill files have it), `description`, `tags`, the path patterns a rule is
+for: `globs` (Cursor), `applyTo` (Copilot's `.github/instructions/*.instructions.md`) or
+`applies_to`, each a list or a comma-separated string, and `alwaysApply` (Cursor: the rule is
+always in context, so the file is pinned). Anything else is ignored.
+
+Cursor writes globs unquoted (`globs: **/*.tsx, src/**`), which is not valid YAML (`*` starts an
+alias). When the YAML does not parse, the plain values of the text keys are quoted and it is
+parsed again; front matter that still does not parse is ignored, never an error.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import yaml
@@ -26,6 +31,13 @@ class FrontMatter:
 
 EMPTY = FrontMatter()
 
+GLOB_KEYS = ("globs", "applyTo", "applies_to")
+"""Where the path patterns may be, in order of precedence."""
+_TEXT_KEYS = ("title", "name", "description", "tags", *GLOB_KEYS)
+_PLAIN = re.compile(rf"^({'|'.join(_TEXT_KEYS)})(\s*:[ \t]+)(?![\s'\"\[{{|>#])(.*?)(\s+#.*)?\s*$")
+"""A top-level text key with an unquoted one-line value (not quoted, a flow list, a block), and
+its comment."""
+
 
 def parse(name: str, text: str) -> FrontMatter:
     if not is_markdown(name):
@@ -34,19 +46,33 @@ def parse(name: str, text: str) -> FrontMatter:
     end = front_matter_end(lines)
     if end < 2:
         return EMPTY
-    try:
-        data = yaml.safe_load("\n".join(lines[1 : end - 1]))
-    except yaml.YAMLError:
-        return EMPTY
+    data = _load(lines[1 : end - 1])
     if not isinstance(data, dict):
         return EMPTY
     return FrontMatter(
         title=_text(data.get("title")) or _text(data.get("name")),
         description=_text(data.get("description")),
         tags=_items(data.get("tags")),
-        globs=_items(data.get("globs")) or _items(data.get("applies_to")),
+        globs=next((found for key in GLOB_KEYS if (found := _items(data.get(key)))), ()),
         always_apply=data.get("alwaysApply") is True or data.get("always_apply") is True,
     )
+
+
+def _load(lines: list[str]) -> object:
+    try:
+        return yaml.safe_load("\n".join(lines))
+    except yaml.YAMLError:
+        pass
+    try:
+        return yaml.safe_load("\n".join(_PLAIN.sub(_quoted, line) for line in lines))
+    except yaml.YAMLError:
+        return None
+
+
+def _quoted(match: re.Match[str]) -> str:
+    key, colon, value = match.group(1, 2, 3)
+    escaped = value.replace("'", "''")
+    return f"{key}{colon}'{escaped}'"
 
 
 def _text(value: object) -> str | None:

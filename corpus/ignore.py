@@ -7,6 +7,7 @@ files themselves are never part of the corpus.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from pathlib import Path
 
 from pathspec import GitIgnoreSpec
@@ -16,6 +17,11 @@ GITIGNORE = ".gitignore"
 IGNORE_FILES = frozenset({AGENTSIGNORE, GITIGNORE})
 
 
+def names_in(folder: str) -> tuple[str, ...]:
+    """The ignore files that count in `folder` (relative, "" for the root)."""
+    return (GITIGNORE, AGENTSIGNORE) if folder == "" else (GITIGNORE,)
+
+
 class IgnoreRules:
     """The ignore files of one root, loaded folder by folder as the walk (or a lookup) needs them."""
 
@@ -23,13 +29,15 @@ class IgnoreRules:
         self.root = root
         self._specs: dict[str, list[tuple[str, GitIgnoreSpec]]] = {}
 
-    def load(self, folder: str) -> None:
-        """Read the ignore files of `folder` (relative, "" for the root), once."""
+    def load(self, folder: str, present: Collection[str] | None = None) -> None:
+        """Read the ignore files of `folder` (relative, "" for the root), once; `present`, when
+        known, names the entries of the folder (so absent files are not even tried)."""
         if folder in self._specs:
             return
         specs: list[tuple[str, GitIgnoreSpec]] = []
-        names = (GITIGNORE, AGENTSIGNORE) if folder == "" else (GITIGNORE,)
-        for name in names:
+        for name in names_in(folder):
+            if present is not None and name not in present:
+                continue
             path = Path(self.root, *folder.split("/"), name) if folder else self.root / name
             try:
                 lines = path.read_text(encoding="utf-8", errors="replace").splitlines()

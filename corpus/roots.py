@@ -93,7 +93,7 @@ def _existing_dir(path: Path, source: str) -> Path:
 
 
 def make_roots(agents: Sequence[Path], docs: Sequence[Path] = (), conventional: Path | None = None) -> list[Root]:
-    """Resolve each root once and label it by its folder name, `-2`, `-3` on repeats.
+    """Resolve each root once and label it by its folder name as given, `-2`, `-3` on repeats.
 
     Labels are compared case-insensitively, so two roots never get labels that differ only in case
     (they would collide on macOS and Windows). `conventional` is a project folder whose
@@ -110,7 +110,9 @@ def make_roots(agents: Sequence[Path], docs: Sequence[Path] = (), conventional: 
     taken: set[str] = set()
     for kind, given, include, pins in wanted:
         real = _existing_dir(given, str(given)).resolve(strict=True)
-        base = real.name or "root"
+        # The name the user gave (a symlinked `.AGENTS` still shows as `.AGENTS/...`), else the
+        # real folder's (for `.` or a bare drive).
+        base = Path(given).absolute().name or real.name or "root"
         label, n = base, 1
         while label.casefold() in taken:
             n += 1

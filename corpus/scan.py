@@ -1,21 +1,28 @@
 """Walking a root: the candidate files, and everything skipped with its reason.
 
 The walk only stats; reading is `corpus.read`. Symlinks are followed only while their target
-stays inside the root (a linked folder is walked once, so loops end). Deep trees use an explicit
-stack, never recursion.
+stays inside the root (a linked folder is walked once, so loops end), and a link is refused as its
+target would be (`notes.md -> .env` is a secret). Deep trees use an explicit stack, never
+recursion. Folder listings are remembered between walks (`corpus.listing`), and a
+root limited to some patterns (the conventional root) drops other files by name, unstat'd.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import os
+import re
 import stat
+import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
 from pathspec import GitIgnoreSpec
 
-from corpus.ignore import IGNORE_FILES, IgnoreRules
+from corpus.ignore import IGNORE_FILES, IgnoreRules, names_in
+from corpus.listing import DIR, FILE, LINK, Listing, Listings, Stamp, listings_for, settled, stamp_of
 from corpus.read import Skipped, kind_of, resolve_inside
 from corpus.roots import Root
 from corpus.rules import is_editor_temp, is_ignored_dir, is_secret
@@ -76,91 +83,280 @@ def included(root: Root, rel: str) -> bool:
 
 
 def refused(root: Root, rel: str, rules: IgnoreRules | None = None) -> str | None:
-    """Why `rel` is not served from `root` by its name or the root's rules, or None."""
+    """Why `rel` is not served from `root` by its name, the root's rules, or (when a symlink is
+    on its way) the name and rules of where it really leads; or None."""
     reason = check_name(rel)
     if reason:
         return reason
     if not included(root, rel):
         return "not one of the conventional agent files"
-    return (rules or IgnoreRules(root.path)).ignored(rel)
+    rules = rules or IgnoreRules(root.path)
+    return rules.ignored(rel) or _leads_to_refused(root, rel, rules)
+
+
+def target_refused(root: Root, target: str, is_dir: bool, rules: IgnoreRules) -> str | None:
+    """Why a symlink whose real target is `target` (relative to the root, "" for the root itself)
+    is refused: every part of the target's path is checked by name and by the ignore rules, as if
+    the target were named directly (`symlink to a denylisted file .env`); or None. The include
+    patterns of a conventional root are not applied: an `AGENTS.md` may link to any served file."""
+    if not target:
+        return None
+    parts = target.split("/")
+    shown = target + "/" if is_dir else target
+    if any(is_ignored_dir(p) for p in parts[:-1]):
+        return f"symlink into an ignored folder ({shown})"
+    if is_dir and is_ignored_dir(parts[-1]):
+        return f"symlink to an ignored folder {shown}"
+    if not is_dir and is_secret(parts[-1]):
+        return f"symlink to a denylisted file {shown}"
+    if not is_dir and is_editor_temp(parts[-1]):
+        return f"symlink to an editor temporary file {shown}"
+    if not is_dir and parts[-1] in IGNORE_FILES:
+        return f"symlink to an ignore file {shown}"
+    reason = rules.ignored(target, is_dir)
+    return f"symlink to {shown}, {reason}" if reason else None
+
+
+def _leads_to_refused(root: Root, rel: str, rules: IgnoreRules) -> str | None:
+    """`target_refused` for the real path of `rel`, when a symlink on its way moves it elsewhere
+    inside the root (a target outside the root, or none, is the reader's to refuse)."""
+    path = os.path.join(root.path, *rel.split("/"))  # noqa: PTH118 - compared as strings
+    real = os.path.realpath(path)
+    if real == path:
+        return None
+    target = _relative(str(root.path), real)
+    if target is None:
+        return None
+    return target_refused(root, target, Path(real).is_dir(), rules)
+
+
+def _relative(root: str, real: str) -> str | None:
+    """`real` (a real path) relative to `root` in POSIX form, "" for the root, None if outside."""
+    if real == root:
+        return ""
+    try:
+        inside = os.path.relpath(real, root)
+    except ValueError:  # another drive
+        return None
+    if inside == os.pardir or inside.startswith(os.pardir + os.sep):
+        return None
+    return inside.replace(os.sep, "/")
 
 
 def walk(root: Root, under: str = "", rules: IgnoreRules | None = None) -> Walk:
     """Every candidate file of `root` (or of its folder `under`, a relative path), by its rules:
     ignored folders, secrets, editor scratch files, `.agentsignore` and `.gitignore`, and (for the
-    conventional root) only the conventional files."""
+    conventional root) only the conventional files.
+
+    A walk of the whole root lists again only the folders that changed since the last one
+    (`corpus.listing`); it still stats every candidate file and every folder."""
     rules = rules or IgnoreRules(root.path)
-    files: list[FileRef] = []
-    skipped: list[SkippedFile] = []
-    start = Path(root.path, *under.split("/")) if under else root.path
-    seen_dirs: set[Path] = {start}
-    stack: list[tuple[Path, str]] = [(start, f"{under}/" if under else "")]
-    while stack:
-        folder, prefix = stack.pop()
+    if under:
+        return _Walker(root, rules, None).run(under)
+    listings = listings_for(root.path, root.include)
+    with listings.lock:
+        listings.check_ignores()
+        walker = _Walker(root, rules, listings)
+        found = walker.run("")
+        listings.keep(walker.visited)
+        return found
+
+
+def walk_folders(root: Root, rules: IgnoreRules) -> Iterator[tuple[str, Walk]]:
+    """The walk of a whole root one folder at a time, for a sweep spread over many calls: each
+    folder's prefix (`""`, `"src/"`) with the files and skipped entries directly in it (a folder
+    that cannot be listed yields its own skipped entry). Listings are not remembered."""
+    walker = _Walker(root, rules, None)
+    walker.seen.add(str(root.path))
+    walker.stack.append((str(root.path), ""))
+    while walker.stack:
+        folder, prefix = walker.stack.pop()
+        walker._folder(folder, prefix)
+        yield prefix, Walk(walker.files, walker.skipped)
+        walker.files, walker.skipped = [], []
+
+
+def walked(root: Root) -> tuple[str, ...] | None:
+    """The folders the last whole walk of `root` listed or checked, each once (a linked folder
+    by its real path); None if it was not walked (or is no longer remembered)."""
+    return listings_for(root.path, root.include).walked
+
+
+class _Walker:
+    def __init__(self, root: Root, rules: IgnoreRules, listings: Listings | None) -> None:
+        self.root = root
+        self.root_str = str(root.path)
+        self.rules = rules
+        self.listings = listings
+        self.names = _name_filter(root.include) if root.include else None
+        self.files: list[FileRef] = []
+        self.skipped: list[SkippedFile] = []
+        self.stack: list[tuple[str, str]] = []
+        self.seen: set[str] = set()
+        self.visited: set[str] = set()
+        """Prefixes of the folders listed or checked."""
+
+    def run(self, under: str) -> Walk:
+        start = str(Path(self.root.path, *under.split("/")))
+        if under:  # a folder reached through a link is walked as its target would be
+            start = os.path.realpath(start)
+            target = _relative(self.root_str, start)
+            refused = "symlink target leaves the root" if target is None else None
+            if target is not None and target != under:
+                refused = target_refused(self.root, target, True, self.rules)
+            if refused:
+                return Walk([], [SkippedFile(self.root, under + "/", refused)])
+        self.seen.add(start)
+        self.stack.append((start, f"{under}/" if under else ""))
+        while self.stack:
+            self._folder(*self.stack.pop())
+        self.files.sort(key=lambda f: f.rel)
+        self.skipped.sort(key=lambda s: s.rel)
+        return Walk(self.files, self.skipped)
+
+    def _folder(self, folder: str, prefix: str) -> None:
         try:
-            with os.scandir(folder) as it:
-                entries = sorted(it, key=lambda e: e.name)
+            stamp = stamp_of(os.stat(folder))  # noqa: PTH116 - str paths: the walk's hot loop
+            listing = self.listings.valid(prefix, stamp) if self.listings else None
+            if listing is None:
+                listing = self._list(folder, prefix, stamp)
+                if self.listings:
+                    self.listings.put(prefix, listing)
         except OSError as exc:
-            skipped.append(SkippedFile(root, prefix.rstrip("/") or ".", f"unreadable folder ({exc.strerror})"))
-            continue
-        rules.load(prefix.rstrip("/"))
-        for entry in entries:
-            rel = prefix + _printable(entry.name)
-            if _printable(entry.name) != entry.name:
-                skipped.append(SkippedFile(root, rel, "name is not valid UTF-8"))
-                continue
-            if entry.name in IGNORE_FILES:
+            self.skipped.append(
+                SkippedFile(self.root, prefix.rstrip("/") or ".", f"unreadable folder ({exc.strerror})")
+            )
+            if self.listings:
+                self.listings.forget(prefix)
+            return
+        self.visited.add(prefix)
+        self.skipped.extend(SkippedFile(self.root, rel, reason) for rel, reason in listing.refused)
+        for name, kind in listing.entries:
+            rel, path = prefix + name, os.path.join(folder, name)  # noqa: PTH118 - hot loop
+            if kind == DIR:
+                if path not in self.seen:
+                    self.seen.add(path)
+                    self.stack.append((path, rel + "/"))
                 continue
             try:
-                _visit(root, entry, rel, files, skipped, stack, seen_dirs, rules)
+                if kind == FILE:
+                    self._file(path, rel, prefix)
+                else:
+                    self._link(name, path, rel)
             except Skipped as exc:
-                skipped.append(SkippedFile(root, rel, exc.reason))
+                self.skipped.append(SkippedFile(self.root, rel, exc.reason))
             except OSError as exc:
-                skipped.append(SkippedFile(root, rel, f"unreadable ({exc.strerror})"))
-    files.sort(key=lambda f: f.rel)
-    skipped.sort(key=lambda s: s.rel)
-    return Walk(files, skipped)
+                self.skipped.append(SkippedFile(self.root, rel, f"unreadable ({exc.strerror})"))
 
+    def _list(self, folder: str, prefix: str, stamp: Stamp) -> Listing:
+        """Sort a folder's entries: what to act on every walk, and what is refused for good (by
+        name, or by rules that hold as long as the ignore files do). Files that cannot be part
+        of the root are dropped here, without a stat."""
+        looked = time.time_ns()
+        with os.scandir(folder) as it:
+            found = sorted(it, key=lambda e: e.name)
+        here = prefix.rstrip("/")
+        ignore_files = frozenset(names_in(here)) & {e.name for e in found}
+        self.rules.load(here, ignore_files)
+        real = _relative(self.root_str, folder)  # the folders walked are real paths
+        # Reached through a linked folder: each entry is refused as its real path would be too.
+        really = None if real is None or real == here else (real + "/" if real else "")
+        entries: list[tuple[str, str]] = []
+        refused: list[tuple[str, str]] = []
+        for entry in found:
+            name = entry.name
+            rel = prefix + _printable(name)
+            if _printable(name) != name:
+                refused.append((rel, "name is not valid UTF-8"))
+            elif name in IGNORE_FILES:
+                continue
+            else:
+                kind, reason = self._sort(entry, rel)
+                if kind and not reason and really is not None:
+                    reason = target_refused(self.root, really + name, kind == DIR, self.rules)
+                if reason:
+                    refused.append((rel + "/" if kind == DIR else rel, reason))
+                elif kind:
+                    entries.append((name, kind))
+        return Listing(folder, stamp, settled(stamp, looked), tuple(entries), tuple(refused), ignore_files)
 
-def _visit(
-    root: Root,
-    entry: os.DirEntry[str],
-    rel: str,
-    files: list[FileRef],
-    skipped: list[SkippedFile],
-    stack: list[tuple[Path, str]],
-    seen_dirs: set[Path],
-    rules: IgnoreRules,
-) -> None:
-    path = Path(entry.path)
-    if entry.is_symlink():
-        real = resolve_inside(root.path, path)
+    def _sort(self, entry: os.DirEntry[str], rel: str) -> tuple[str | None, str | None]:
+        """(kind, None) to act on the entry every walk, (kind, reason) when it is refused, and
+        (None, None) when it is no part of the root at all."""
+        try:
+            if entry.is_symlink():
+                return LINK, None
+            if entry.is_dir(follow_symlinks=False):
+                reason = "ignored folder" if is_ignored_dir(entry.name) else self.rules.ignored(rel, is_dir=True)
+                return DIR, reason
+        except OSError:
+            return LINK, None  # could not tell what it is: find out on every walk
+        if self.names is not None and not self.names.match(entry.name):
+            return None, None
+        if not included(self.root, rel):
+            return None, None
+        reason = self.rules.ignored(rel)
+        if reason is None and is_secret(entry.name):
+            reason = SECRET
+        if reason is None and is_editor_temp(entry.name):
+            reason = EDITOR_TEMP
+        return FILE, reason
+
+    def _file(self, path: str, rel: str, prefix: str) -> None:
+        try:
+            st = os.stat(path, follow_symlinks=False)  # noqa: PTH116 - hot loop
+        except FileNotFoundError:  # gone since the folder was listed: list it again next time
+            if self.listings:
+                self.listings.distrust(prefix)
+            return
+        refused = kind_of(st.st_mode)
+        if refused:
+            raise Skipped(refused)
+        identity = (st.st_dev, st.st_ino) if st.st_ino else None
+        self.files.append(FileRef(self.root, rel, Path(path), st.st_size, st.st_mtime_ns, st.st_ctime_ns, identity))
+
+    def _link(self, name: str, path: str, rel: str) -> None:
+        """A symlink (or an entry that could not be told): resolved on every walk, since its
+        target can change without its folder changing."""
+        real = resolve_inside(self.root.path, Path(path))
         st = real.stat()
-    else:
-        real = path
-        st = entry.stat(follow_symlinks=False)
-    if stat.S_ISDIR(st.st_mode):
-        ignored = "ignored folder" if is_ignored_dir(entry.name) else rules.ignored(rel, is_dir=True)
+        target = _relative(self.root_str, str(real)) or ""
+        if stat.S_ISDIR(st.st_mode):
+            ignored = "ignored folder" if is_ignored_dir(name) else self.rules.ignored(rel, is_dir=True)
+            ignored = ignored or target_refused(self.root, target, True, self.rules)
+            if ignored:
+                self.skipped.append(SkippedFile(self.root, rel + "/", ignored))
+            elif str(real) not in self.seen:
+                self.seen.add(str(real))
+                self.stack.append((str(real), rel + "/"))
+            return
+        if not included(self.root, rel):
+            return  # not a conventional agent file: not part of this root at all
+        ignored = self.rules.ignored(rel)
         if ignored:
-            skipped.append(SkippedFile(root, rel + "/", ignored))
-        elif real not in seen_dirs:
-            seen_dirs.add(real)
-            stack.append((real if entry.is_symlink() else path, rel + "/"))
-        return
-    if not included(root, rel):
-        return  # not a conventional agent file: not part of this root at all
-    ignored = rules.ignored(rel)
-    if ignored:
-        raise Skipped(ignored)
-    if is_secret(entry.name):
-        raise Skipped(SECRET)
-    if is_editor_temp(entry.name):
-        raise Skipped(EDITOR_TEMP)
-    refused = kind_of(st.st_mode)
-    if refused:
-        raise Skipped(refused)
-    identity = (st.st_dev, st.st_ino) if st.st_ino and not entry.is_symlink() else None
-    files.append(FileRef(root, rel, path, st.st_size, st.st_mtime_ns, st.st_ctime_ns, identity))
+            raise Skipped(ignored)
+        if is_secret(name):
+            raise Skipped(SECRET)
+        if is_editor_temp(name):
+            raise Skipped(EDITOR_TEMP)
+        refused = target_refused(self.root, target, False, self.rules) or kind_of(st.st_mode)
+        if refused:
+            raise Skipped(refused)
+        self.files.append(FileRef(self.root, rel, Path(path), st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+
+
+@lru_cache(maxsize=16)
+def _name_filter(patterns: tuple[str, ...]) -> re.Pattern[str] | None:
+    """A test on a file's name alone that every file matching `patterns` passes (looser than the
+    patterns, never stricter), so most files of a project are dropped without a stat; None when
+    the patterns allow no such test (a pattern for a whole folder, a negation)."""
+    names: list[str] = []
+    for pattern in patterns:
+        last = pattern.rsplit("/", 1)[-1]
+        if pattern.startswith("!") or "\\" in pattern or not last or "**" in last:
+            return None
+        names.append(fnmatch.translate(last))
+    return re.compile("|".join(names), re.IGNORECASE)
 
 
 def _printable(name: str) -> str:

@@ -20,7 +20,7 @@ from retrieval.live import LiveIndex
 from retrieval.units import sections_of
 from server import AgentsServer, Config, build_parser, create_server, load_config
 from tests.conftest import write_tree
-from tests.helpers import split_status, text_of
+from tests.helpers import eventually, split_status, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -276,3 +276,161 @@ def test_the_conventional_flag_takes_a_folder(tmp_path: Path) -> None:
     assert isinstance(args, argparse.Namespace)
     config, roots = load_config(args, cwd=tmp_path)
     assert config.conventional == repo and [r.label for r in roots] == ["shop"]
+
+
+# --- front matter as the tools write it -----------------------------------------------------------
+
+CURSOR_AND_COPILOT: dict[str, str | bytes] = {
+    "AGENTS.md": "# Agent guide\n\nRun the tests.\n",
+    # As Cursor's rule editor saves them: globs unquoted, comma-separated (not valid YAML).
+    ".cursor/rules/react.mdc": (
+        "---\ndescription: React component conventions\nglobs: **/*.tsx, src/components/**\nalwaysApply: false\n---\n"
+        "# React\n\nOne component per file; hooks at the top.\n"
+    ),
+    ".cursor/rules/python.mdc": (
+        "---\ndescription: Python style\nglobs: *.py\nalwaysApply: true\n---\n# Python\n\nType hints everywhere.\n"
+    ),
+    ".cursor/rules/always.mdc": "---\ndescription:\nglobs:\nalwaysApply: true\n---\n# Always\n\nBe brief.\n",
+    # As VS Code's "New instruction file" writes them.
+    ".github/instructions/typescript.instructions.md": (
+        '---\napplyTo: "**/*.ts,**/*.tsx"\n---\n# TypeScript\n\nPrefer `unknown` to `any`.\n'
+    ),
+    ".github/instructions/migrations.instructions.md": (
+        "---\napplyTo: db/migrations/**\ndescription: Writing migrations\n---\n# Migrations\n\nNever edit an applied one.\n"
+    ),
+}
+
+
+async def test_cursor_rules_as_cursor_writes_them_keep_their_front_matter(tmp_path: Path) -> None:
+    repo = write_tree(tmp_path / "web", CURSOR_AND_COPILOT)
+    server = serve(*parse([], cwd=repo))
+    async with Client(server) as client:
+        pinned = text_of(await client.call_tool("pinned_context", {}))
+        _, _, button = await call(client, "context_for_path", path="src/components/Button.tsx")
+        _, _, script = await call(client, "context_for_path", path="tools/gen.py")
+    assert '<context path="web/.cursor/rules/python.mdc">' in pinned  # alwaysApply: true pins it
+    assert '<context path="web/.cursor/rules/always.mdc">' in pinned
+    assert '<context path="web/.cursor/rules/react.mdc">' not in pinned
+    assert "(React component conventions)" in pinned  # its description reaches the manifest
+    assert button["hits"][0]["path"] == "web/.cursor/rules/react.mdc"
+    assert button["hits"][0]["applies"] == "globs: src/components/**"
+    assert all(h["path"] != "web/.cursor/rules/react.mdc" for h in script["hits"])
+
+
+async def test_copilot_apply_to_scopes_its_instructions(tmp_path: Path) -> None:
+    repo = write_tree(tmp_path / "web", CURSOR_AND_COPILOT)
+    server = serve(*parse([], cwd=repo))
+    async with Client(server) as client:
+        _, _, ts = await call(client, "context_for_path", path="src/api/client.ts")
+        _, _, migration = await call(client, "context_for_path", path="db/migrations/0042_users.sql")
+        pinned = text_of(await client.call_tool("pinned_context", {}))
+    applies = {h["path"]: h["applies"] for h in ts["hits"]}
+    assert applies["web/.github/instructions/typescript.instructions.md"] == "globs: **/*.ts"
+    assert "web/.github/instructions/migrations.instructions.md" not in applies
+    assert [h["path"] for h in migration["hits"]][:1] == ["web/.github/instructions/migrations.instructions.md"]
+    assert "(Writing migrations)" in pinned
+
+
+async def test_front_matter_tags_rank_a_file_for_its_topics(make_tree: Callable[..., Path]) -> None:
+    agents = make_tree(
+        {
+            "deploy.md": "---\ntitle: Shipping\ntags: [kubernetes, helm]\n---\n# Releases\n\nTag the commit, then run the pipeline.\n",
+            "style.md": "# Style\n\nFour spaces.\n",
+        }
+    )
+    server = create_server(LiveIndex(make_roots([agents])), Config(agents=[agents]))
+    async with Client(server) as client:
+        _, _, found = await call(client, "context_search", query="kubernetes")
+    (hit,) = found["hits"]
+    assert hit["path"] == ".AGENTS/deploy.md"
+    assert "kubernetes" not in hit["text"]  # found by its tag alone; the tag is not shown as a heading
+    assert "(Shipping > Releases)" in hit["citation"]
+
+
+async def test_the_instructions_name_what_is_served(tmp_path: Path) -> None:
+    repo = write_tree(tmp_path / "web", CURSOR_AND_COPILOT)
+    async with Client(serve(*parse([], cwd=repo))) as client:
+        conventional = client.instructions or ""
+    write_tree(repo, {".AGENTS/overview.md": "# Overview\n\nA web shop.\n"})
+    async with Client(serve(*parse(["--conventional"], cwd=repo))) as client:
+        both = client.instructions or ""
+    assert conventional.startswith(
+        "agents-context serves this project's agent instruction files (AGENTS.md, CLAUDE.md, Cursor rules, "
+        "Copilot instructions): what the team wants coding agents to know."
+    )
+    assert ".AGENTS/" not in conventional.split("\n")[0]
+    assert both.startswith("agents-context serves this project's .AGENTS/ folder and its agent instruction files")
+
+
+# --- watching a whole project -------------------------------------------------------------------
+
+
+PROJECT: dict[str, str | bytes] = {
+    **REPO_FILES,
+    ".gitignore": "build/\n",
+    "node_modules/left-pad/index.js": "module.exports = 1\n",
+    "node_modules/left-pad/AGENTS.md": "# Not ours\n",
+    ".git/HEAD": "ref: refs/heads/main\n",
+    "build/out/AGENTS.md": "# Generated\n",
+    "src/web/app.ts": "export {}\n",
+}
+
+
+async def test_the_project_watcher_leaves_ignored_folders_unwatched(tmp_path: Path) -> None:
+    from watchfiles import awatch
+
+    repo = write_tree(tmp_path / "shop", PROJECT)
+    watched: list[tuple[tuple[str, ...], bool]] = []
+
+    def recording(*paths: str, **kwargs: Any) -> Any:  # the real watcher, its arguments noted
+        watched.append((paths, kwargs["recursive"]))
+        return awatch(*paths, **kwargs)
+
+    config, roots = parse([], cwd=repo)
+    server = create_server(LiveIndex(roots), dataclasses.replace(config, debounce_ms=50, poll_interval=0.2), recording)
+    async with Client(server):
+        await eventually(lambda: server.watch_status.healthy)
+        paths, recursive = watched[0]
+        assert not recursive
+        assert {Path(p).relative_to(repo).as_posix() for p in paths} == {
+            ".",
+            ".cursor",
+            ".cursor/rules",
+            ".github",
+            ".github/instructions",
+            "docs",
+            "src",
+            "src/api",
+            "src/web",
+        }
+        (repo / "src/web/AGENTS.md").write_text("# Web folder\n\nNo inline styles.\n")  # no tool call
+        await eventually(lambda: "shop/src/web/AGENTS.md" in server.live.corpus.files)
+        (repo / "src/jobs").mkdir()  # a new folder: watched from now on
+        await eventually(lambda: any(str(repo / "src/jobs") in p for p, _ in watched))
+        (repo / "src/jobs/AGENTS.md").write_text("# Jobs\n\nIdempotent.\n")
+        await eventually(lambda: "shop/src/jobs/AGENTS.md" in server.live.corpus.files)
+        assert server.watch_status.restarts == 0  # a new folder is no failure
+    assert "shop/node_modules/left-pad/AGENTS.md" not in server.live.corpus.files
+    assert "shop/build/out/AGENTS.md" not in server.live.corpus.files
+
+
+async def test_a_polled_project_is_walked_not_polled_file_by_file(tmp_path: Path) -> None:
+    from watchfiles import awatch
+
+    repo = write_tree(tmp_path / "shop", PROJECT)
+    started: list[tuple[str, ...]] = []
+
+    def recording(*paths: str, **kwargs: Any) -> Any:  # the library's poller would stat every file
+        started.append(paths)
+        return awatch(*paths, **kwargs)
+
+    config, roots = parse(["--poll"], cwd=repo)
+    server = create_server(LiveIndex(roots), dataclasses.replace(config, debounce_ms=50, poll_interval=0.2), recording)
+    async with Client(server):
+        await eventually(lambda: server.watch_status.healthy)
+        assert server.watch_status.mode == "polling"
+        (repo / "src/web/AGENTS.md").write_text("# Web folder\n\nNo inline styles.\n")  # no tool call
+        await eventually(lambda: "shop/src/web/AGENTS.md" in server.live.corpus.files)
+        (repo / "CLAUDE.md").unlink()
+        await eventually(lambda: "shop/CLAUDE.md" not in server.live.corpus.files)
+    assert started == []

@@ -4,20 +4,25 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from corpus import listing as listings_module
 from corpus.catalog import Corpus, load
 from corpus.errors import RootNotFound
-from corpus.roots import RootKind, find_agents_root, make_roots
+from corpus.listing import listings_for
+from corpus.roots import Root, RootKind, find_agents_root, make_roots
 from corpus.rules import PinSet
+from corpus.scan import walk, walked
 
 POSIX = os.name == "posix"
 
@@ -292,7 +297,7 @@ def test_a_symlinked_root_is_resolved_once(tmp_path: Path) -> None:
     link.symlink_to(real)
     (root,) = make_roots([link])
     assert root.path == real.resolve()
-    assert root.label == "real-agents"
+    assert root.label == ".AGENTS"  # paths show the name the user knows, not the link's target
     assert [f.rel for f in load([root]).files.values()] == ["a.md"]
 
 
@@ -306,3 +311,288 @@ def test_labels_are_folder_names_made_unique(tmp_path: Path) -> None:
         ("docs-2", RootKind.DOCS),
         ("Docs-3", RootKind.DOCS),
     ]
+
+
+# --- walking again: only changed folders are listed, and no change is missed ---------------------
+
+
+def settle(root: Root) -> None:
+    """Walk until every folder listing is trusted (listed well after its folder last changed), so
+    the next walk takes the remembered listings wherever the folders did not move."""
+    deadline = time.monotonic() + 30
+    while True:
+        walk(root)
+        if all(listing.trusted for listing in listings_for(root.path, root.include).folders.values()):
+            return
+        assert time.monotonic() < deadline, "the listings never settled"
+        time.sleep(0.02)
+
+
+def test_a_walk_over_remembered_listings_misses_no_change(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(listings_module, "RACY_NS", 100_000_000)  # trust a listing 0.1 s after a change
+    repo = tmp_path / "shop"
+    for rel, text in {
+        "AGENTS.md": "# Shop\n",
+        ".gitignore": "dist/\n",
+        "src/api/auth.py": "pass\n",
+        "src/web/app.ts": "export {}\n",
+        "node_modules/x/AGENTS.md": "# Not ours\n",
+        "dist/AGENTS.md": "# Built\n",
+    }.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
+    (root,) = make_roots([], conventional=repo)
+
+    def found() -> dict[str, int]:
+        return {f.rel: f.size for f in walk(root).files}
+
+    def why() -> dict[str, str]:
+        return {s.rel: s.reason for s in walk(root).skipped}
+
+    settle(root)
+    assert found() == {"AGENTS.md": 7}
+    assert why() == {"dist/": "ignored by .gitignore", "node_modules/": "ignored folder"}
+    assert sorted(Path(p).relative_to(repo).as_posix() for p in walked(root) or ()) == [
+        ".",
+        "src",
+        "src/api",
+        "src/web",
+    ]
+
+    (repo / "src/api/AGENTS.md").write_text("# API\n")  # a new file in a settled folder
+    settle(root)
+    assert found() == {"AGENTS.md": 7, "src/api/AGENTS.md": 6}
+    with (repo / "src/api/AGENTS.md").open("a") as f:  # an in-place edit moves no folder
+        f.write("Never log tokens.\n")
+    assert found()["src/api/AGENTS.md"] == 24
+    settle(root)
+    (repo / ".gitignore").write_text("dist/\nsrc/api/\n")  # the rules change, no folder moves
+    assert "src/api/AGENTS.md" not in found() and why()["src/api/"] == "ignored by .gitignore"
+    settle(root)
+    (repo / ".gitignore").write_text("dist/\n")
+    assert "src/api/AGENTS.md" in found()
+    settle(root)
+    (repo / "src/api/.gitignore").write_text("AGENTS.md\n")  # a new ignore file deeper down
+    assert "src/api/AGENTS.md" not in found() and why()["src/api/AGENTS.md"] == "ignored by .gitignore"
+    settle(root)
+    (repo / "src/api/.gitignore").unlink()
+    assert "src/api/AGENTS.md" in found()
+    settle(root)
+    (repo / "src/web/deep").mkdir()
+    (repo / "src/web/deep/AGENTS.md").write_text("# Deep\n")
+    assert "src/web/deep/AGENTS.md" in found()
+    settle(root)
+    shutil.rmtree(repo / "src/web")
+    assert found() == {"AGENTS.md": 7, "src/api/AGENTS.md": 24}
+    assert sorted(Path(p).relative_to(repo).as_posix() for p in walked(root) or ()) == [".", "src", "src/api"]
+
+
+# --- a symlink is refused as its target would be -------------------------------------------------
+
+MARKER = "xyzzy"
+"""In every file a link must not serve; plain words, so no output masks it as a credential."""
+
+DENYLISTED = "symlink to a denylisted file .env"
+REAL = "# Real\n\nSee [the notes](notes.md), [the api](api.md) and [ok](ok.md).\n"
+LINKED: dict[str, str] = {
+    "notes.md": ".env",
+    "overview.md": ".env",  # pinned by name
+    "api.md": ".env",  # context_for_path would pick it for src/api/...
+    "chain.md": "sub/hop.md",  # a link to a link to the secret
+    "sub/hop.md": "../.env",
+    "key.md": "keys/id_rsa",
+    "linkdir": "node_modules",
+    "into.md": "node_modules/pkg/readme.md",
+    "viadir.md": "linkdir/pkg/readme.md",  # through a linked folder
+    "pub": "private",
+    "draft.md": "private/draft.md",
+    "alias": "plans",  # sorts before plans/, so the folder is walked as alias/
+    "scratch.md": "notes.md~",
+    "rules.md": ".agentsignore",
+    "ok.md": "real.md",
+}
+LINK_REASONS: dict[str, str] = {
+    "notes.md": DENYLISTED,
+    "overview.md": DENYLISTED,
+    "api.md": DENYLISTED,
+    "chain.md": DENYLISTED,
+    "sub/hop.md": DENYLISTED,
+    "key.md": "symlink to a denylisted file keys/id_rsa",
+    "linkdir/": "symlink to an ignored folder node_modules/",
+    "into.md": "symlink into an ignored folder (node_modules/pkg/readme.md)",
+    "viadir.md": "symlink into an ignored folder (node_modules/pkg/readme.md)",
+    "pub/": "symlink to private/, ignored by .gitignore",
+    "draft.md": "symlink to private/draft.md, ignored by .gitignore",
+    "alias/hidden.md": "symlink to plans/hidden.md, ignored by .gitignore",
+    "scratch.md": "symlink to an editor temporary file notes.md~",
+    "rules.md": "symlink to an ignore file .agentsignore",
+}
+
+
+def linked_tree(make_tree: Callable[..., Path]) -> Path:
+    """A `.AGENTS` root whose innocent names link to what the root never serves."""
+    root = make_tree(
+        {
+            ".env": f"# Env\n\n{MARKER} token do not serve\n",
+            "keys/id_rsa": f"{MARKER} private key\n",
+            "node_modules/pkg/readme.md": f"# Pkg\n\n{MARKER} from node modules\n",
+            "private/draft.md": f"# Draft\n\n{MARKER} private draft\n",
+            "plans/hidden.md": f"# Hidden\n\n{MARKER} hidden plan\n",
+            "plans/open.md": "# Open plan\n\nThe shared plan.\n",
+            "notes.md~": f"{MARKER} editor scratch\n",
+            ".gitignore": "private/\nplans/hidden.md\n",
+            ".agentsignore": f"# {MARKER} rules\n",
+            "real.md": REAL,
+            "web.md": "# Web\n\nThe web rules.\n",
+        }
+    )
+    (root / "sub").mkdir()
+    for rel, target in LINKED.items():
+        (root / rel).symlink_to(target)
+    return root
+
+
+OTHER_REASONS = {
+    ".env": "looks like a secret (denylist)",
+    "keys/id_rsa": "looks like a secret (denylist)",
+    "node_modules/": "ignored folder",
+    "private/": "ignored by .gitignore",
+    "notes.md~": "editor temporary file",
+}
+
+
+@pytest.mark.skipif(not POSIX, reason="symlinks need privileges on Windows")
+def test_a_symlink_is_refused_as_its_target_would_be(make_tree: Callable[..., Path]) -> None:
+    from corpus.read import Skipped
+    from retrieval import briefing, reader
+
+    root = linked_tree(make_tree)
+    corpus = corpus_of(root)
+    assert served(corpus) == ["alias/open.md", "ok.md", "real.md", "web.md"]
+    assert reasons(corpus) == {**OTHER_REASONS, **LINK_REASONS}
+    assert not any(MARKER in f.text for f in corpus.files.values())
+    assert not [f for f in corpus.files.values() if f.pinned]  # `overview.md -> .env` pins nothing
+    assert MARKER not in briefing.pinned_context(corpus)
+    fresh = {  # read fresh from disk by URI, as resources/read does: the same reasons
+        **{f"agents://{rel}": why for rel, why in LINK_REASONS.items() if not rel.endswith("/")},
+        "agents://linkdir/pkg/readme.md": "symlink into an ignored folder (node_modules/pkg/readme.md)",
+        "agents://pub/draft.md": "symlink to private/draft.md, ignored by .gitignore",
+    }
+    for uri, why in fresh.items():
+        with pytest.raises(Skipped) as refused:
+            corpus.read_uri(uri)
+        assert str(refused.value) == f"{uri} is not served: {why}"
+    for name in ("notes.md", ".AGENTS/notes.md", "agents://notes.md#env", "notes.md#L1-L3", "pub/draft.md"):
+        with pytest.raises(Skipped, match="symlink"):  # read_context, and resources/read with a #fragment
+            reader.read(corpus, name)
+    assert reader.read(corpus, "ok.md").file.text == REAL  # a link to a served file still serves it
+    # A folder walked alone (a live refresh) is walked as its real path would be.
+    part = walk(corpus.roots[0], under="linkdir/pkg")
+    assert (part.files, [(s.rel, s.reason) for s in part.skipped]) == (
+        [],
+        [("linkdir/pkg/", "symlink into an ignored folder (node_modules/pkg/)")],
+    )
+    part = walk(corpus.roots[0], under="alias")
+    assert [f.rel for f in part.files] == ["alias/open.md"]
+    assert [(s.rel, s.reason) for s in part.skipped] == [("alias/hidden.md", LINK_REASONS["alias/hidden.md"])]
+
+
+@pytest.mark.skipif(not POSIX, reason="symlinks need privileges on Windows")
+def test_a_symlink_retargeted_at_a_secret_leaves_the_index(make_tree: Callable[..., Path]) -> None:
+    from retrieval.live import LiveIndex
+
+    agents = make_tree({"draft.md": "# Draft\n\nFine to serve.\n", ".env": f"{MARKER}\n"})
+    docs = make_tree({"guide.md": "# Guide\n\nFine.\n", "prod.key": f"{MARKER}\n"}, name="docs")
+    (agents / "notes.md").symlink_to("draft.md")
+    (docs / "alias.md").symlink_to("guide.md")
+    live = LiveIndex(make_roots([agents], [docs]))
+    assert {".AGENTS/notes.md", "docs/alias.md"} <= set(live.corpus.files)
+    (agents / "notes.md").unlink()
+    (agents / "notes.md").symlink_to(".env")
+    (docs / "alias.md").unlink()
+    (docs / "alias.md").symlink_to("prod.key")
+    agents_root, docs_root = live.roots
+    live.sweep(agents_root)  # a `.AGENTS` root is swept on any change
+    live.refresh(docs_root, [docs / "alias.md"])  # a docs root re-reads only what changed
+    assert ".AGENTS/notes.md" not in live.corpus.files and "docs/alias.md" not in live.corpus.files
+    got = {f"{s.root.label}/{s.rel}": s.reason for s in live.corpus.skipped}
+    assert got[".AGENTS/notes.md"] == DENYLISTED
+    assert got["docs/alias.md"] == "symlink to a denylisted file prod.key"
+    assert not any(MARKER in f.text for f in live.corpus.files.values())
+
+
+@pytest.mark.skipif(not POSIX, reason="symlinks need privileges on Windows")
+def test_conventional_files_that_link_to_secrets_are_refused(tmp_path: Path) -> None:
+    repo = tmp_path / "shop"
+    for rel, text in {
+        ".env": f"{MARKER}\n",
+        "secrets/prod.env": f"{MARKER}\n",
+        "node_modules/gh/copilot-instructions.md": f"{MARKER}\n",
+        "docs/AGENTS.md": "# Docs\n\nWrite plainly.\n",
+    }.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
+    (repo / "AGENTS.md").symlink_to(".env")
+    (repo / "src").mkdir()
+    (repo / "src/AGENTS.md").symlink_to("../secrets/prod.env")
+    (repo / ".github").symlink_to("node_modules/gh")
+    corpus = load(make_roots([], conventional=repo))
+    assert served(corpus) == ["docs/AGENTS.md"]
+    assert reasons(corpus) == {
+        "AGENTS.md": DENYLISTED,
+        "src/AGENTS.md": "symlink to a denylisted file secrets/prod.env",
+        ".github/": "symlink into an ignored folder (node_modules/gh/)",
+        "node_modules/": "ignored folder",
+    }
+
+
+@pytest.mark.anyio
+@pytest.mark.skipif(not POSIX, reason="symlinks need privileges on Windows")
+async def test_an_mcp_client_never_gets_what_a_symlink_points_at(make_tree: Callable[..., Path]) -> None:
+    """resources/list and /read, read_context, every search tool, pinned context, the status and
+    the doctor, through a real client: the secret's text never, the reason in context_status."""
+    from mcp import Client, MCPError
+
+    from retrieval.doctor import diagnose
+    from tests.helpers import make_server, text_of
+
+    root = linked_tree(make_tree)
+    server = make_server(root)
+    outputs: list[str] = []
+    async with Client(server, mode="legacy") as client:
+        listed = sorted(r.uri for r in (await client.list_resources()).resources if r.uri.startswith("agents://"))
+        for uri in ("agents://notes.md", "agents://notes.md#env", "agents://overview.md", "agents://pub/draft.md"):
+            with pytest.raises(MCPError, match="symlink to") as refused:
+                await client.read_resource(uri)
+            outputs.append(str(refused.value))
+        for path in ("notes.md", ".AGENTS/overview.md", "agents://chain.md#L1", "linkdir/pkg/readme.md"):
+            result = await client.call_tool("read_context", {"path": path})
+            assert result.is_error and "symlink" in text_of(result)
+            outputs.append(text_of(result))
+        hit = await client.call_tool("context_search", {"query": "notes api real"})
+        outputs.append(text_of(hit))
+        links = [link["path"] for h in (hit.structured_content or {})["hits"] for link in h["links"]]
+        assert links == [".AGENTS/ok.md"]  # the links to notes.md and api.md lead nowhere served
+        for tool, args in (
+            ("context_search", {"query": "token private draft hidden key modules scratch rules"}),
+            ("search_docs", {"query": "token private draft hidden key modules scratch rules"}),
+            ("context_for_path", {"path": "src/api/auth.py"}),
+            ("pinned_context", {}),
+        ):
+            outputs.append(text_of(await client.call_tool(tool, args)))
+        outputs.append(str(await client.get_prompt("pinned_context")))
+        status = text_of(await client.call_tool("context_status", {}))
+        outputs.append(status)
+        web = text_of(await client.call_tool("context_for_path", {"path": "src/web/app.ts"}))
+    assert listed == ["agents://alias/open.md", "agents://ok.md", "agents://real.md", "agents://web.md"]
+    assert f"skipped .AGENTS/notes.md: {DENYLISTED}" in status
+    assert f"skipped .AGENTS/overview.md: {DENYLISTED}" in status
+    assert "The web rules." in web
+    with server.live.view() as view:
+        report = diagnose(view.corpus, view.library)
+    assert {(f.path, f.message) for f in report.findings if f.check == "skipped"} >= {
+        (".AGENTS/notes.md", f"not served: {DENYLISTED}"),
+        (".AGENTS/linkdir/", "not served: symlink to an ignored folder node_modules/"),
+    }
+    outputs.append(report.model_dump_json())
+    assert not [out for out in outputs if MARKER in out]
