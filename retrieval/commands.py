@@ -1,10 +1,10 @@
 """The command line for people: see what the agent will see, and lint the corpus.
 
 Every command runs the functions the MCP tools run (`retrieval.answering`, `retrieval.reader`,
-`retrieval.outline`, `retrieval.status`, `retrieval.doctor`, `retrieval.evaluate`); none has an
-implementation of its own. Each returns an `Output`: plain text (what is printed when stdout is not
-a terminal), a pydantic model (`--json`; its JSON Schema is `--json-schema`), an exit status, and a
-richer rendering for a terminal.
+`retrieval.outline`, `retrieval.status`, `retrieval.doctor`, `retrieval.evaluate`; `cache` runs
+`retrieval.cache`'s); none has an implementation of its own. Each returns an `Output`: plain text
+(what is printed when stdout is not a terminal), a pydantic model (`--json`; its JSON Schema is
+`--json-schema`), an exit status, and a richer rendering for a terminal.
 """
 
 from __future__ import annotations
@@ -13,19 +13,22 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, Field
 from rich.console import Console
+from rich.markup import escape
 from rich.panel import Panel
+from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
 from corpus.watch import WatchStatus
+from retrieval import cache, reader, status
 from retrieval import doctor as lint
 from retrieval import evaluate as evaluation
 from retrieval import outline as outlines
-from retrieval import reader, status
 from retrieval.answering import clamp, freshness, options_for, search
 from retrieval.format import MAX_MAX_TOKENS, MIN_MAX_TOKENS, render_context, render_docs, render_excerpt
 from retrieval.live import LiveIndex
@@ -51,6 +54,19 @@ class ReadResult(BaseModel):
     text: str = Field(description="Exactly the lines read.")
 
 
+class CacheEntry(BaseModel):
+    name: str = Field(description="File name in the cache folder: <key>.npz (a root's index), .lock or .tmp.")
+    bytes: int
+
+
+class CacheReport(BaseModel):
+    directory: str = Field(description="The cache folder.")
+    action: Literal["show", "clear"]
+    files: int = Field(description="How many files the folder holds (show) or held and were removed (clear).")
+    bytes: int = Field(description="Their total size.")
+    entries: list[CacheEntry] = Field(description="Those files: what the folder holds, or what was removed.")
+
+
 SCHEMAS: dict[str, type[BaseModel]] = {
     "search": SearchResult,
     "read": ReadResult,
@@ -58,6 +74,7 @@ SCHEMAS: dict[str, type[BaseModel]] = {
     "status": status.StatusReport,
     "doctor": lint.Report,
     "eval": evaluation.EvalReport,
+    "cache": CacheReport,
 }
 """The `--json` model of each command (README, "Command line")."""
 
@@ -109,7 +126,17 @@ def run_read(
         end_line=excerpt.end_line,
         text=excerpt.text,
     )
-    return Output(text, model)
+
+    def show(console: Console) -> None:
+        block, _, status_line = text.rpartition("\n\n")
+        shown = block.partition("\n")[2].removesuffix("</context>").rstrip("\n")  # within --max-tokens
+        where = f"{excerpt.file.path}:{excerpt.start_line}-{excerpt.end_line}"
+        title = f"{where} ({model.section})" if model.section else where
+        body = Syntax(shown, "markdown", line_numbers=True, start_line=excerpt.start_line, word_wrap=True)
+        console.print(Panel(body, title=Text(title), title_align="left", border_style="cyan"))
+        console.print(Text(status_line, style="dim"))
+
+    return Output(text, model, 0, show)
 
 
 def run_outline(live: LiveIndex) -> Output:
@@ -120,14 +147,16 @@ def run_outline(live: LiveIndex) -> Output:
         tree = Tree("outline")
         for f in out.files:
             branch = tree.add(
-                f"[bold]{f.path}[/bold] ~{f.tokens} tokens" + (" [magenta]pinned[/magenta]" if f.pinned else "")
+                f"[bold]{escape(f.path)}[/bold] ~{f.tokens} tokens" + (" [magenta]pinned[/magenta]" if f.pinned else "")
             )
             for s in f.sections:
                 indent = "  " * max(len(s.trail) - 1, 0)
-                branch.add(f"{indent}{s.heading} [dim]lines {s.start_line}-{s.end_line}, #{s.anchor}[/dim]")
+                branch.add(
+                    f"{indent}{escape(s.heading)} [dim]lines {s.start_line}-{s.end_line}, #{escape(s.anchor)}[/dim]"
+                )
         for r in out.roots:
             if r.kind != "agents":
-                tree.add(f"[bold]{r.label}/[/bold] docs root: {r.files} files")
+                tree.add(f"[bold]{escape(r.label)}/[/bold] docs root: {r.files} files")
         console.print(tree)
 
     return Output(outlines.render_outline(out), out, 0, show)
@@ -142,31 +171,37 @@ def run_status(live: LiveIndex) -> Output:
             table.add_column(column)
         for r in report.roots:
             table.add_row(
-                r.label,
+                Text(r.label),
                 r.kind,
                 str(r.files),
                 str(r.pinned),
                 str(r.sections),
                 str(r.windows),
                 str(len(r.skipped)),
-                r.path,
+                Text(r.path),
             )
         console.print(table)
         for r in report.roots:
             for s in r.skipped:
-                console.print(f"[yellow]skipped[/yellow] {s.path}: {s.reason}")
+                console.print(f"[yellow]skipped[/yellow] {escape(s.path)}: {escape(s.reason)}")
 
     return Output(status.render(report), report, 0, show)
 
 
+_MARKS = {"error": "red", "warning": "yellow", "note": "blue"}
+
+
 def run_doctor(live: LiveIndex, pinned_budget: int, instructions_budget: int) -> Output:
+    """Every text here comes from the report, whose credentials doctor has masked."""
     with live.view() as view:
         report = lint.diagnose(view.corpus, view.library, pinned_budget, instructions_budget)
     lines = [f"{f.severity}: {f.path}{_lines(f)} [{f.check}] {f.message}\n    fix: {f.fix}" for f in report.findings]
-    lines.append(
-        f"\n{report.files} files, {report.sections} sections: {report.errors} errors, {report.warnings} warnings."
+    totals = f"{report.files} files, {report.sections} sections: {report.errors} errors, {report.warnings} warnings" + (
+        f", {report.notes} notes" if report.notes else ""
     )
-    lines.append(f"\nWhat a model in Claude Code sees of the instructions ({len(report.instructions)} characters):\n")
+    lines.append(f"\n{totals}.")
+    seen = f"What a model in Claude Code sees of the instructions ({report.instructions_chars} characters)"
+    lines.append(f"\n{seen}:\n")
     lines.append(report.instructions)
 
     def show(console: Console) -> None:
@@ -174,16 +209,13 @@ def run_doctor(live: LiveIndex, pinned_budget: int, instructions_budget: int) ->
         for column in ("", "where", "check", "finding", "fix"):
             table.add_column(column, overflow="fold")
         for f in report.findings:
-            mark = "[red]error[/red]" if f.severity == "error" else "[yellow]warn[/yellow]"
-            table.add_row(mark, f"{f.path}{_lines(f)}", f.check, f.message, f.fix)
+            mark = Text("warn" if f.severity == "warning" else f.severity, style=_MARKS.get(f.severity, ""))
+            table.add_row(mark, Text(f"{f.path}{_lines(f)}"), f.check, Text(f.message), Text(f.fix))
         if report.findings:
             console.print(table)
         style = "red" if report.errors else "yellow" if report.warnings else "green"
-        console.print(
-            f"[{style}]{report.files} files, {report.sections} sections: "
-            f"{report.errors} errors, {report.warnings} warnings[/{style}]"
-        )
-        console.print(Panel(report.instructions, title="what Claude Code sees of the instructions", title_align="left"))
+        console.print(Text(totals, style=style))
+        console.print(Panel(Text(report.instructions), title=seen.lower(), title_align="left"))
 
     return Output("\n".join(lines), report, 1 if report.errors else 0, show)
 
@@ -193,7 +225,75 @@ def run_eval(live: LiveIndex, questions: Path, k: int = 3) -> Output:
     asked = evaluation.read_questions(questions, label)
     with live.view() as view:
         report = evaluation.evaluate_report(view.library, view.corpus, asked, max(1, k))
-    return Output(evaluation.render(report), report)
+
+    def show(console: Console) -> None:
+        scores = Table(title=f"agents-context eval: {report.questions} questions", title_justify="left")
+        for column in ("hit@1", f"hit@{report.k}", f"MRR@{evaluation.DEPTH}"):
+            scores.add_column(column, justify="right")
+        scores.add_row(*(f"{x:.3f}" for x in (report.hit_at_1, report.hit_at_k, report.mrr_at_10)))
+        console.print(scores)
+        if not report.misses:
+            console.print(Text(f"every answer is in the top {report.k}", style="green"))
+            return
+        misses = Table(title=f"not in the top {report.k} ({len(report.misses)})", title_justify="left", show_lines=True)
+        for column in ("question", "answer wanted", "rank", "came first instead"):
+            misses.add_column(column, overflow="fold")
+        for m in report.misses:
+            want = Text(f"{m.want_path} > {m.want_heading or '(any section)'}")
+            if m.note:
+                want.append(f"\n{m.note}", style="dim")
+            rank = str(m.rank) if m.rank else f"> {evaluation.DEPTH}"
+            top = "\n".join(f"{i}. {t}" for i, t in enumerate(m.top, start=1))
+            misses.add_row(Text(m.question), want, Text(rank, style="yellow"), Text(top))
+        console.print(misses)
+
+    return Output(evaluation.render(report), report, 0, show)
+
+
+def run_cache(directory: Path | None, action: Literal["show", "clear"] = "show") -> Output:
+    """`agents-context cache [show|clear]`: where the persistent index lives and what it holds
+    (`retrieval.cache`'s own listing), or remove it."""
+    store = cache.IndexCache((directory or cache.default_dir()).expanduser(), "")
+    held = [(p, _size(p)) for p in store.entries()]
+    if action == "clear":
+        removed = set(store.clear())
+        held = [(p, size) for p, size in held if p in removed]
+    entries = [CacheEntry(name=p.name, bytes=size) for p, size in held]
+    report = CacheReport(
+        directory=str(store.directory),
+        action=action,
+        files=len(entries),
+        bytes=sum(e.bytes for e in entries),
+        entries=entries,
+    )
+    if action == "clear":
+        text = f"removed {report.files} files from {report.directory}"
+    else:
+        text = "\n".join(
+            [f"{report.directory}: {report.files} files, {report.bytes / 1e6:.1f} MB"]
+            + [f"  {e.name}  {e.bytes / 1e6:.1f} MB" for e in entries]
+        )
+
+    def show(console: Console) -> None:
+        if action == "clear" or not entries:
+            console.print(Text(text, style="green" if action == "clear" else "dim"))
+            return
+        table = Table(title=f"{report.directory}: {report.files} files", title_justify="left")
+        table.add_column("entry")
+        table.add_column("size", justify="right")
+        for e in entries:
+            table.add_row(Text(e.name), f"{e.bytes / 1e6:.1f} MB")
+        table.add_row(Text("total", style="bold"), f"{report.bytes / 1e6:.1f} MB")
+        console.print(table)
+
+    return Output(text, report, 0, show)
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:  # removed by another process meanwhile
+        return 0
 
 
 def _lines(f: lint.Finding) -> str:

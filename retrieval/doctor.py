@@ -2,25 +2,30 @@
 
 Each finding names the file and lines and says how to fix it. Errors (exit status 1) are what
 breaks an agent's work: text that looks like a credential, links that point nowhere, pinned files
-cut by their budget. Everything else is a warning: it makes the corpus harder to retrieve from.
+cut by their budget. Everything else is a warning (it makes the corpus harder to retrieve from) or
+a note (worth knowing, nothing wrong: a link to a file the server does not serve). Whatever doctor
+prints has every credential masked (`retrieval.credentials`).
 """
 
 from __future__ import annotations
 
-import posixpath
+import os
 import re
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from urllib.parse import unquote
 
 from pydantic import BaseModel, Field
 
 from corpus.catalog import Corpus, CorpusFile
-from retrieval import briefing
+from corpus.scan import EDITOR_TEMP
+from retrieval import briefing, credentials
+from retrieval.anchors import line_range
 from retrieval.index import BM25Index
 from retrieval.library import Library
 from retrieval.links import hrefs
-from retrieval.sections import INTRO
+from retrieval.sections import INTRO, split_lines
 from retrieval.units import Unit, sections_of
 
 LARGE_WORDS = 800
@@ -34,12 +39,12 @@ VAGUE = frozenset(
 
 
 class Finding(BaseModel):
-    severity: str = Field(description="error (exit status 1) or warning.")
+    severity: str = Field(description="error (exit status 1), warning, or note (worth knowing; nothing wrong).")
     check: str = Field(description="Which check found it.")
     path: str = Field(description="Display path of the file.")
     start_line: int | None = None
     end_line: int | None = None
-    message: str = Field(description="What is wrong.")
+    message: str = Field(description="What is wrong (any credential in it masked).")
     fix: str = Field(description="How to fix it.")
 
 
@@ -48,8 +53,12 @@ class Report(BaseModel):
     sections: int
     errors: int
     warnings: int
+    notes: int
     findings: list[Finding]
-    instructions: str = Field(description="The server instructions exactly as a Claude Code model would see them.")
+    instructions: str = Field(
+        description="The server instructions as a model in Claude Code sees them, with any credential masked."
+    )
+    instructions_chars: int = Field(description="How many characters of instructions that model sees.")
 
 
 def diagnose(
@@ -58,44 +67,74 @@ def diagnose(
     pinned_budget: int = briefing.PINNED_BUDGET_BYTES,
     instructions_budget: int = briefing.INSTRUCTIONS_BUDGET_CHARS,
 ) -> Report:
+    """Every finding, and the instructions preview, with every credential masked: doctor's output
+    ends up in CI logs, and a key is never echoed in full."""
     findings: list[Finding] = []
     searchable = briefing.searchable(corpus)
+    by_location = {os.path.normpath(f.root.path.joinpath(*f.rel.split("/"))): f for f in corpus.files.values()}
     all_sections = 0
     for f in sorted(corpus.files.values(), key=lambda f: f.path):
         units = sections_of(f)
         if f.root.kind.value == "agents":
             all_sections += len(units)
             findings += _structure(f, units, library.tokenize)
-        findings += _secrets(f) + _links(f, units, corpus)
+        findings += _secrets(f) + _links(f, units, by_location)
     findings += _budgets(corpus, pinned_budget, instructions_budget)
     findings += [
-        Finding(
-            severity="warning",
-            check="skipped",
-            path=f"{s.root.label}/{s.rel}",
-            message=f"not served: {s.reason}",
-            fix="move it out of the root, or fix it if it should be served",
+        _warn(
+            f"{s.root.label}/{s.rel}",
+            "skipped",
+            f"not served: {s.reason}",
+            "move it out of the root, or fix it if it should be served",
         )
         for s in corpus.skipped
+        if not _deliberate(s.reason)
     ]
     findings += _self_retrieval(searchable, library)
+    findings = [
+        x.model_copy(
+            update={
+                "path": credentials.redact(x.path),
+                "message": credentials.redact(x.message),
+                "fix": credentials.redact(x.fix),
+            }
+        )
+        for x in findings
+    ]
     has_docs = any(r.kind.value == "docs" for r in corpus.roots)
-    shown = briefing.instructions(corpus, instructions_budget, has_docs)[: briefing.INSTRUCTIONS_BUDGET_CHARS]
+    full = briefing.instructions(corpus, instructions_budget, has_docs)
+    seen = min(len(full), briefing.INSTRUCTIONS_BUDGET_CHARS)
     return Report(
         files=len(corpus.files),
         sections=all_sections,
         errors=sum(x.severity == "error" for x in findings),
         warnings=sum(x.severity == "warning" for x in findings),
+        notes=sum(x.severity == "note" for x in findings),
         findings=findings,
-        instructions=shown,
+        instructions=credentials.redact(full, seen),
+        instructions_chars=seen,
     )
+
+
+def _deliberate(reason: str) -> bool:
+    """Skips that are the corpus working as meant (`.git/`, `node_modules/`, what `.gitignore` or
+    `.agentsignore` leaves out, editor scratch files): nothing for an author to fix."""
+    return reason in ("ignored folder", "inside an ignored folder", EDITOR_TEMP) or reason.startswith("ignored by ")
 
 
 def _warn(
     f: CorpusFile | str, check: str, message: str, fix: str, unit: Unit | None = None, error: bool = False
 ) -> Finding:
+    return _finding("error" if error else "warning", f, check, message, fix, unit)
+
+
+def _note(f: CorpusFile | str, check: str, message: str, fix: str, unit: Unit | None = None) -> Finding:
+    return _finding("note", f, check, message, fix, unit)
+
+
+def _finding(severity: str, f: CorpusFile | str, check: str, message: str, fix: str, unit: Unit | None) -> Finding:
     return Finding(
-        severity="error" if error else "warning",
+        severity=severity,
         check=check,
         path=f if isinstance(f, str) else f.path,
         start_line=unit.start_line if unit else None,
@@ -170,7 +209,8 @@ def _structure(f: CorpusFile, units: list[Unit], tokenize: Callable[[str], Seque
                         u,
                     )
                 )
-        last = next((line.strip() for line in reversed(u.text.split("\n")) if line.strip()), "")
+        text = credentials.redact(u.text)  # the message quotes the last line
+        last = next((line.strip() for line in reversed(text.split("\n")) if line.strip()), "")
         if nxt is not None and words and last.endswith((":", ",", ";")) and not last.startswith("#"):
             out.append(
                 _warn(
@@ -184,82 +224,87 @@ def _structure(f: CorpusFile, units: list[Unit], tokenize: Callable[[str], Seque
     return out
 
 
-_SECRETS: Sequence[tuple[str, re.Pattern[str]]] = (
-    ("AWS access key", re.compile(r"\b(AKIA|ASIA)[0-9A-Z]{16}\b")),
-    ("GitHub token", re.compile(r"\bgh[pousr]_[A-Za-z0-9]{30,}\b")),
-    ("Slack token", re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}\b")),
-    ("private key", re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----")),
-    ("OpenAI or Anthropic key", re.compile(r"\bsk-(?:ant-)?[A-Za-z0-9_-]{20,}\b")),
-    ("JSON web token", re.compile(r"\beyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\b")),
-    (
-        "assigned secret",
-        re.compile(r"(?i)\b(?:api[_-]?key|secret|token|password|passwd)\s*[:=]\s*['\"]?([A-Za-z0-9+/_\-]{16,})"),
-    ),
-)
-
-
 def _secrets(f: CorpusFile) -> list[Finding]:
     out = []
     for number, line in enumerate(f.text.split("\n"), start=1):
-        for kind, pattern in _SECRETS:
-            match = pattern.search(line)
-            if match:
-                value = match.group(match.lastindex or 0)
-                out.append(
-                    Finding(
-                        severity="error",
-                        check="credential",
-                        path=f.path,
-                        start_line=number,
-                        end_line=number,
-                        message=f"looks like a {kind}: {value[:4]}… ({len(value)} characters, not shown)",
-                        fix="remove it and rotate it: the corpus reaches every agent and every prompt",
-                    )
+        found = credentials.find(line)
+        if found:
+            kind, value = found
+            out.append(
+                Finding(
+                    severity="error",
+                    check="credential",
+                    path=f.path,
+                    start_line=number,
+                    end_line=number,
+                    message=f"looks like a {kind}: {credentials.mask(value)}",
+                    fix="remove it and rotate it: the corpus reaches every agent and every prompt",
                 )
-                break
+            )
     return out
 
 
-def _links(f: CorpusFile, units: list[Unit], corpus: Corpus) -> list[Finding]:
+def _links(f: CorpusFile, units: list[Unit], by_location: Mapping[str, CorpusFile]) -> list[Finding]:
+    """Relative links: to a file of the corpus (and one of its anchors or lines), else to a file
+    that exists on disk (a note: agents cannot read it through the server), else an error."""
     out = []
-    label, _, rel = f.path.partition("/")
+    here = f.root.path.joinpath(*f.rel.split("/")).parent
     for u in units:
         for text, href in hrefs(u.text):
-            if re.match(r"^[a-z][a-z0-9+.-]*:", href, re.I):
-                continue
+            if re.match(r"^[a-z][a-z0-9+.-]*:", href, re.I) or href.startswith(("/", "#/")):
+                continue  # a URL, or a path from a repository root this server does not know
             path, _, fragment = href.partition("#")
-            target = rel if not path else _join(rel, path)
-            target_file = corpus.files.get(f"{label}/{target}") if target is not None else None
-            if target_file is None:
+            location = os.path.normpath(here / unquote(path)) if path else None
+            target = by_location.get(location) if location else f
+            if target is None and location and Path(location).exists():
+                out.append(
+                    _note(
+                        f,
+                        "outside-link",
+                        f"link [{text}]({href}) points to {location}, which exists but is not a file of the "
+                        "corpus: agents cannot read it through the server",
+                        "nothing to fix if agents can read the project's files; otherwise serve its folder "
+                        "with --docs, or move what it says into the corpus",
+                        u,
+                    )
+                )
+            elif target is None:
                 out.append(
                     _warn(
                         f,
                         "broken-link",
-                        f"link [{text}]({href}) points to no file of the corpus",
+                        f"link [{text}]({href}) points to no file",
                         "fix the path (relative to this file) or remove the link",
                         u,
                         error=True,
                     )
                 )
             elif fragment:
-                known = [x.anchor or "" for x in sections_of(target_file)]
-                if fragment.casefold() not in known:
+                problem = _fragment_problem(target, unquote(fragment))
+                if problem:
                     out.append(
-                        _warn(
-                            f,
-                            "broken-link",
-                            f"link [{text}]({href}): {target_file.path} has no section #{fragment}",
-                            f"use one of its anchors: {', '.join('#' + a for a in known[:8])}",
-                            u,
-                            error=True,
-                        )
+                        _warn(f, "broken-link", f"link [{text}]({href}): {problem[0]}", problem[1], u, error=True)
                     )
     return out
 
 
-def _join(rel: str, href: str) -> str | None:
-    joined = posixpath.normpath(posixpath.join(posixpath.dirname(rel), unquote(href)))
-    return None if joined.startswith("..") else joined
+def _fragment_problem(target: CorpusFile, fragment: str) -> tuple[str, str] | None:
+    """Why `#fragment` names nothing in `target` (the message and the fix), or None. A fragment
+    is a section anchor or lines, `#L12` or `#L12-L30`, as `read_context` takes them."""
+    lines = line_range(fragment)
+    if lines:
+        count = len(split_lines(target.text))
+        if 1 <= lines[0] <= lines[1] <= count:
+            return None
+        return f"{target.path} has {count} lines, not lines {lines[0]}-{lines[1]}", f"use lines within 1-{count}"
+    sections = sections_of(target)
+    if fragment.casefold() in {(x.anchor or "").casefold() for x in sections}:
+        return None
+    shown = [x.anchor or "" for x in sections if credentials.find(x.heading or "") is None]
+    return (
+        f"{target.path} has no section #{fragment}",
+        f"use one of its anchors: {', '.join('#' + a for a in shown[:8])}",
+    )
 
 
 def _budgets(corpus: Corpus, pinned_budget: int, instructions_budget: int) -> list[Finding]:
