@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import AsyncIterator, Callable
 from datetime import datetime, timezone
 from pathlib import Path
@@ -15,10 +16,12 @@ from typing import Any
 import anyio
 import pytest
 from mcp import Client, StdioServerParameters
-from mcp.shared.subscriptions import ResourceUpdated
+from mcp.shared.subscriptions import ResourcesListChanged, ResourceUpdated
 from mcp.types import ServerNotification
 
+from corpus.watch import Changes
 from server import AgentsServer
+from tests.conftest import TEST_ENV
 from tests.helpers import eventually, make_server, search, split_status, text_of
 
 pytestmark = pytest.mark.anyio
@@ -155,15 +158,36 @@ async def test_a_failing_native_watcher_falls_back_to_polling(agents: Path) -> N
 
 async def test_modern_subscribers_hear_updates_to_their_uri_once(agents: Path) -> None:
     server = make_server(agents)
+    heard: list[object] = []
     async with (
         Client(server) as client,
-        client.listen(resource_subscriptions=["agents://security.md"]) as events,
+        client.listen(resources_list_changed=True, resource_subscriptions=["agents://security.md"]) as events,
     ):
         (agents / "security.md").write_text("# Security\n\nrewritten\n")
+        (agents / "overview.md").write_text("# Overview\n\nnot subscribed\n")
         with anyio.fail_after(10):
             async for event in events:
-                assert event == ResourceUpdated(uri="agents://security.md")
-                break
+                heard.append(event)
+                if event == ResourceUpdated(uri="agents://security.md"):
+                    # A later change: its notification arrives after any duplicate of the first.
+                    (agents / "barrier.md").write_text("# Barrier\n\nlater\n")
+                if isinstance(event, ResourcesListChanged):
+                    break
+    assert heard == [ResourceUpdated(uri="agents://security.md"), ResourcesListChanged()]
+
+
+async def watcher_ready(client: Client) -> None:
+    """Wait until `context_status` says the watcher runs, so that a write from now on is an event."""
+
+    async def ready() -> bool:
+        report = (await client.call_tool("context_status", {})).structured_content
+        return bool(report and report["watcher"]["healthy"])
+
+    await eventually(ready)
+
+
+UPDATED = "notifications/resources/updated agents://security.md"
+LIST_CHANGED = "notifications/resources/list_changed"
 
 
 def legacy_recorder() -> tuple[list[str], Any]:
@@ -179,22 +203,24 @@ def legacy_recorder() -> tuple[list[str], Any]:
 
 async def test_handshake_subscribers_hear_updates_once_over_real_stdio(agents: Path) -> None:
     seen, on_message = legacy_recorder()
-    params = StdioServerParameters(command=sys.executable, args=[SERVER, "--root", str(agents), "--debounce-ms", "50"])
+    params = StdioServerParameters(
+        command=sys.executable, args=[SERVER, "--root", str(agents), "--debounce-ms", "50"], env=TEST_ENV
+    )
     async with Client(params, mode="legacy", message_handler=on_message) as client:
         assert client.server_capabilities is not None and client.server_capabilities.resources is not None
         assert client.server_capabilities.resources.subscribe is True
         with pytest.warns(Warning):  # the SDK marks subscribe as deprecated (2026-07-28 uses listen)
             await client.subscribe_resource("agents://security.md")
-        await anyio.sleep(0.5)
+        await watcher_ready(client)  # from here on no call is made: only the watcher can notice
         (agents / "security.md").write_text("# Security\n\nchanged once\n")
         (agents / "overview.md").write_text("# Overview\n\nnot subscribed\n")
-        await eventually(lambda: "notifications/resources/updated agents://security.md" in seen)
-        (agents / "added.md").write_text("# Added\n")
-        await eventually(lambda: "notifications/resources/list_changed" in seen)
-        await anyio.sleep(0.5)  # give any duplicate time to arrive before counting
-    assert seen.count("notifications/resources/updated agents://security.md") == 1
-    assert seen.count("notifications/resources/list_changed") == 1
-    assert "notifications/resources/updated agents://overview.md" not in seen
+        await eventually(lambda: UPDATED in seen)
+        # Each later change is a barrier: its notification arrives after any duplicate of the last.
+        (agents / "added.md").write_text("# Added\n\nnew\n")
+        await eventually(lambda: LIST_CHANGED in seen)
+        (agents / "security.md").write_text("# Security\n\nchanged twice\n")
+        await eventually(lambda: seen.count(UPDATED) == 2)
+    assert [s for s in seen if s.startswith("notifications/resources/")] == [UPDATED, LIST_CHANGED, UPDATED]
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="uses Linux permissions (and setpriv when root)")
@@ -208,7 +234,7 @@ async def test_a_file_that_becomes_unreadable_is_dropped_and_comes_back(agents: 
         command = [setpriv, f"--inh-caps={drop}", f"--bounding-set={drop}", *command]
     probe = subprocess.run([*command[:-3], "-c", "print(1)"], capture_output=True, text=True, check=False)
     assert probe.returncode == 0, probe.stderr
-    params = StdioServerParameters(command=command[0], args=command[1:])
+    params = StdioServerParameters(command=command[0], args=command[1:], env=TEST_ENV)
     async with Client(params) as client:
         assert "security.md" in await search(client, "secrets")
         (agents / "security.md").chmod(0o000)
@@ -227,11 +253,13 @@ async def test_a_file_that_becomes_unreadable_is_dropped_and_comes_back(agents: 
 async def test_the_watcher_sees_atomic_and_vim_style_saves_in_a_docs_root(
     agents: Path, make_tree: Callable[..., Path]
 ) -> None:
-    """Docs roots are not swept per call: these changes can only arrive through the watcher."""
+    """While the watcher reports in, docs roots are not swept per call: these changes arrive
+    through the watcher."""
     docs = make_tree({"atomic.md": "# Atomic\n\nbefore\n", "vim.md": "# Vim\n\nbefore\n"}, name="docs")
     server = make_server(agents, [docs])
     async with Client(server) as client:
         await eventually(lambda: server.watch_status.healthy)
+        written = time.time()
         tmp = docs / ".atomic.md.tmp"
         tmp.write_text("# Atomic\n\nthe atomic marmot\n")
         tmp.replace(docs / "atomic.md")
@@ -249,6 +277,94 @@ async def test_the_watcher_sees_atomic_and_vim_style_saves_in_a_docs_root(
             "docs/atomic.md",
             "docs/vim.md",
         ]
-        fresh = split_status(await search(client, "marmot", tool="search_docs"))[1]["fresh_as_of"]
-        moment = datetime.fromisoformat(fresh.replace("Z", "+00:00"))
-        assert abs((datetime.now(timezone.utc) - moment).total_seconds()) < 60  # the watcher reported in
+        await eventually(lambda: fresh_since(client, written))  # the watcher reported in after the saves
+
+
+async def fresh_since(client: Client, moment: float, tool: str = "search_docs") -> bool:
+    """Whether STATUS says every change on disk up to `moment` is reflected (to the millisecond)."""
+    fresh = split_status(await search(client, "anything", tool=tool))[1]["fresh_as_of"]
+    return datetime.fromisoformat(fresh.replace("Z", "+00:00")) >= datetime.fromtimestamp(
+        int(moment * 1000) / 1000, timezone.utc
+    )
+
+
+def never_reports(*paths: Any, stop_event: anyio.Event, **kwargs: Any) -> AsyncIterator[Changes]:
+    """A watcher that starts and then never reports anything (hung, or blind to this file system)."""
+
+    async def silent() -> AsyncIterator[Changes]:
+        await stop_event.wait()
+        if not stop_event.is_set():
+            yield set()
+
+    return silent()
+
+
+async def test_docs_roots_are_swept_a_step_per_call_while_the_watcher_is_silent(
+    agents: Path, make_tree: Callable[..., Path]
+) -> None:
+    """Without the watcher, new docs files would never be found (checking the files behind the
+    hits catches only edits and deletions): each call asks for a bounded step of a sweep instead."""
+    docs = make_tree({"guide.md": "# Guide\n\nthe pangolin manual\n", "old/gone.md": "# Gone\n\nwalrus\n"}, name="docs")
+    server = make_server(agents, [docs], watch_factory=never_reports)
+    async with Client(server) as client:
+        written = time.time()
+        (docs / "new" / "deeper").mkdir(parents=True)
+        (docs / "new" / "deeper" / "found.md").write_text("# Found\n\nthe capybara appendix\n")
+        shutil.rmtree(docs / "old")
+        (docs / "guide.md").write_text("# Guide\n\nthe okapi manual\n")
+
+        async def found() -> bool:
+            return "docs/new/deeper/found.md#0" in await search(client, "capybara", tool="search_docs")
+
+        await eventually(found)
+        await eventually(lambda: fresh_since(client, written))
+        report = (await client.call_tool("context_status", {})).structured_content
+        assert report is not None and report["watcher"]["healthy"] is False
+        by_label = {r["label"]: r for r in report["roots"]}
+        assert by_label["docs"]["files"] == 2  # guide.md and the new file; old/gone.md went
+        assert "docs/guide.md#0" in await search(client, "okapi", tool="search_docs")
+
+
+async def test_a_deleted_and_recreated_docs_root_is_watched_again(agents: Path, make_tree: Callable[..., Path]) -> None:
+    """No call is made while the root goes and comes back: only the watcher's supervisor can see it."""
+    docs = make_tree({"guide.md": "# Guide\n\nthe pangolin manual\n"}, name="docs")
+    server = make_server(agents, [docs])
+
+    def indexed() -> list[str]:
+        with server.live.view() as view:
+            return sorted(p for p in view.corpus.files if p.startswith("docs/"))
+
+    async with Client(server) as client:
+        await eventually(lambda: server.watch_status.healthy)
+        restarts = server.watch_status.restarts
+        shutil.rmtree(docs)
+        await eventually(lambda: indexed() == [] and server.watch_status.restarts > restarts)  # it saw the root go
+        docs.mkdir()
+        (docs / "back.md").write_text("# Back\n\nthe aardvark returns\n")
+        await eventually(lambda: indexed() == ["docs/back.md"])
+        (docs / "later.md").write_text("# Later\n\nthe narwhal, after the return\n")
+        await eventually(lambda: indexed() == ["docs/back.md", "docs/later.md"])
+        assert "docs/later.md#0" in await search(client, "narwhal", tool="search_docs")
+        assert "docs/back.md#0" in await search(client, "aardvark", tool="search_docs")
+
+
+async def test_a_docs_root_replaced_in_one_go_is_still_served_fresh(
+    agents: Path, make_tree: Callable[..., Path]
+) -> None:
+    """`rm -rf docs && mkdir docs`: the watcher may keep following the deleted folder, so calls
+    find what is written in the new one."""
+    docs = make_tree({"guide.md": "# Guide\n\nthe pangolin manual\n"}, name="docs")
+    server = make_server(agents, [docs])
+    async with Client(server) as client:
+        await eventually(lambda: server.watch_status.healthy)
+        shutil.rmtree(docs)
+        docs.mkdir()
+        (docs / "swapped.md").write_text("# Swapped\n\nthe ocelot chapter\n")
+
+        async def found(word: str, path: str) -> bool:
+            return path in await search(client, word, tool="search_docs")
+
+        await eventually(lambda: found("ocelot", "docs/swapped.md#0"))
+        (docs / "after.md").write_text("# After\n\nthe serval chapter\n")
+        await eventually(lambda: found("serval", "docs/after.md#0"))
+        assert split_status(await search(client, "pangolin", tool="search_docs"))[0].startswith("(no results)")

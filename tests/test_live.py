@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
+import subprocess
+import sys
 import tempfile
-import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -13,8 +15,8 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from corpus.roots import make_roots
-from retrieval.live import Change, LiveIndex
+from corpus.roots import Root, make_roots
+from retrieval.live import PATROL_S, Change, LiveIndex
 from retrieval.retriever import RetrievalRequest
 
 QUERIES = ["alpha", "beta gamma", "delta delta epsilon", "zeta eta theta iota", "heading"]
@@ -162,38 +164,48 @@ def test_vim_backup_and_swap_files_are_never_indexed(make_tree: Callable[..., Pa
     assert ranked(live, "first") == [] and ranked(live, "second")
 
 
+WRITER = """
+import sys, time
+path, versions = sys.argv[1], int(sys.argv[2])
+for n in range(1, versions + 1):
+    with open(path, "w") as out:  # truncate, then write in pieces: torn states sit on disk
+        out.write(f"# Big\\n\\nBEGIN {n}\\n")
+        for i in range(200):
+            out.write(f"line {i} of version {n} " * 5 + "\\n")
+            if i % 50 == 0:
+                out.flush()
+                time.sleep(0.001)
+        out.write(f"END {n}\\n")
+    time.sleep(0.002 if n % 2 else 0.06)  # a save right after the last one, then a rest
+"""
+
+
 def test_a_file_caught_mid_save_is_never_indexed_torn(make_tree: Callable[..., Path]) -> None:
+    """Sweeps run while another process saves a file over and over, in pieces: each sweep's
+    index holds a whole version of it (never a torn one), and the last version once it is done."""
     root = make_tree({"big.md": "# Big\n\nBEGIN 0\nEND 0\n"})
     live = LiveIndex(make_roots([root]))
     (r,) = live.roots
-    stop = threading.Event()
 
-    def writer() -> None:  # rewrites the file in small chunks: torn states exist on disk
-        n = 0
-        while not stop.is_set():
-            n += 1
-            with (root / "big.md").open("w") as out:
-                out.write(f"# Big\n\nBEGIN {n}\n")
-                for i in range(200):
-                    out.write(f"line {i} of version {n} " * 5 + "\n")
-                    if i % 50 == 0:
-                        out.flush()
-                        time.sleep(0.001)
-                out.write(f"END {n}\n")
+    def indexed() -> str:
+        text = live.corpus.files[".AGENTS/big.md"].text
+        begin = re.search(r"^BEGIN (\d+)$", text, re.MULTILINE)
+        assert begin is not None and text.endswith(f"\nEND {begin[1]}\n"), f"torn read indexed: {text[-60:]!r}"
+        return begin[1]
 
-    thread = threading.Thread(target=writer)
-    thread.start()
+    versions: set[str] = set()
+    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(root / "big.md"), "80"])
     try:
-        deadline = time.monotonic() + 2
-        while time.monotonic() < deadline:
+        while writer.poll() is None:
             live.sweep(r)
+            versions.add(indexed())
     finally:
-        stop.set()
-        thread.join()
-    live.sweep(r)  # the writer is done: whatever was pending settles now
-    text = live.corpus.files[".AGENTS/big.md"].text
-    begin = text.split("BEGIN ", 1)[1].split("\n", 1)[0]
-    assert text.rstrip().endswith(f"END {begin}"), "the final index holds a torn read"
+        writer.kill()
+        writer.wait()
+    assert writer.returncode == 0
+    assert len(versions) >= 3, "no sweep indexed the file while it was being saved"
+    live.sweep(r)  # the writer is done: its last version settles now
+    assert indexed() == "80"
 
 
 def test_a_root_that_disappears_empties_the_index_until_it_returns(make_tree: Callable[..., Path]) -> None:
@@ -220,3 +232,50 @@ def test_verify_catches_edits_and_deletions_behind_hits(make_tree: Callable[...,
     assert live.verify(d.unit for d in hits) is True
     assert ranked(live, "unique word") == []
     assert live.verify(d.unit for d in hits) is False  # nothing left to fix
+
+
+def test_verify_tells_hits_whose_file_another_update_changed_meanwhile(make_tree: Callable[..., Path]) -> None:
+    docs = make_tree({"guide.md": "# Guide\n\nunique-word here\n"}, "docs")
+    live = LiveIndex(make_roots([make_tree({"a.md": "# A\n"})], [docs]))
+    with live.view() as view:
+        hits = view.library.window_retriever.retrieve(RetrievalRequest("unique word", 5))
+        generation = view.generation
+    (docs / "guide.md").write_text("# Guide\n\nreplaced\n")
+    live.sweep(live.roots[1])  # the watcher, say, between the search and its check
+    assert live.verify((d.unit for d in hits), generation) is True  # the disk agrees now, the hits do not
+    assert live.verify((d.unit for d in hits), live.generation) is False
+
+
+def one_pass(live: LiveIndex, root: Root, budget_s: float = PATROL_S) -> int:
+    """Patrol steps until the root's fresh_as_of moves (a pass is complete); how many it took."""
+    started = live.fresh_as_of[root.label]
+    for steps in range(1, 100):
+        live.patrol(root, budget_s)
+        if live.fresh_as_of[root.label] != started:
+            return steps
+    raise AssertionError("the patrol pass never ended")
+
+
+def test_a_patrol_pass_finds_new_changed_and_deleted_docs_a_folder_at_a_time(make_tree: Callable[..., Path]) -> None:
+    agents = make_tree({"a.md": "# A\n\nalpha\n"})
+    docs = make_tree({f"d{i}/f{j}.md": doc(WORDS[i : i + 3], f"h{i}{j}") for i in range(4) for j in range(3)}, "docs")
+    live = LiveIndex(make_roots([agents], [docs]))
+    root = live.roots[1]
+    (docs / "d0" / "f0.md").write_text(doc(["kappa", "kappa"], "edited"))
+    shutil.rmtree(docs / "d1")
+    (docs / "new" / "deeper").mkdir(parents=True)
+    (docs / "new" / "deeper" / "found.md").write_text(doc(["iota", "kappa"], "found"))
+    (docs / "d2" / ".env").write_text("TOKEN=x\n")
+    assert one_pass(live, root, budget_s=0) >= 6  # the top, d0, d2, d3, new, new/deeper: a step each
+    fresh = LiveIndex(make_roots([agents], [docs]))
+    assert sorted(live.corpus.files) == sorted(fresh.corpus.files)
+    assert [(s.root.label, s.rel, s.reason) for s in live.corpus.skipped] == [
+        ("docs", "d2/.env", "looks like a secret (denylist)")
+    ]
+    for query in [*QUERIES, "kappa", "found edited"]:
+        assert ranked(live, query) == ranked(fresh, query)
+    (docs / "d2" / ".env").unlink()
+    shutil.rmtree(docs / "new")
+    one_pass(live, root)
+    assert live.corpus.skipped == []
+    assert not any(p.startswith("docs/new/") for p in live.corpus.files)

@@ -82,7 +82,7 @@ async def test_context_search_hit_is_exact_body_and_structured(server: AgentsSer
     assert not result.is_error
     body, status = split_status(text_of(result))
     assert body == (
-        '<context path=".AGENTS/security.md" section="Secrets" score="4.69">\n'
+        '<context path=".AGENTS/security.md" section="Secrets" score="5.16">\n'
         "## Secrets\n\nNever print .env files or tokens.\n"
         "</context>"
     )
@@ -135,7 +135,7 @@ async def test_k_is_clamped_not_rejected(make_tree: Callable[..., Path], mode: s
 
 async def test_search_docs_covers_pinned_files_with_seed_001_blocks(server: AgentsServer, mode: str) -> None:
     async with Client(server, mode=mode) as client:
-        result = await client.call_tool("search_docs", {"query": "never write files", "k": 2})
+        result = await client.call_tool("search_docs", {"query": "never files", "k": 2})
     text = text_of(result)
     assert text.startswith("--- .AGENTS/conventions.md#0 (score=")
     body, status = split_status(text)
@@ -207,8 +207,10 @@ async def test_resources_list_every_agents_file_and_read_them(server: AgentsServ
         ("file:///etc/passwd", "Unknown resource"),
     ],
 )
-async def test_reads_outside_the_corpus_are_errors_that_read_nothing(server: AgentsServer, uri: str, why: str) -> None:
-    async with Client(server, mode="legacy") as client:
+async def test_reads_outside_the_corpus_are_errors_that_read_nothing(
+    server: AgentsServer, uri: str, why: str, mode: str
+) -> None:
+    async with Client(server, mode=mode) as client:
         with pytest.raises(MCPError, match=why):
             await client.read_resource(uri)
 
@@ -276,7 +278,7 @@ async def test_a_new_file_is_found_after_the_rebuild_and_list_changed_is_sent(
         assert client.server_capabilities is not None
         assert client.server_capabilities.resources is not None
         assert client.server_capabilities.resources.list_changed is True
-        await anyio.sleep(0.3)  # let the watcher start; the write below must be an event, not the start-up scan
+        await eventually(lambda: server.watch_status.healthy)  # the write below must be an event
         (agents / "deploy.md").write_text("# Deploy\n\nRollback with the zebra switch.\n")
 
         async def found() -> str | None:
@@ -300,8 +302,8 @@ async def test_modern_clients_hear_list_changed_through_listen(server: AgentsSer
         assert "new.md" in await search(client, "quokka")
 
 
-async def test_a_deleted_and_recreated_root_is_watched_again(server: AgentsServer, agents: Path) -> None:
-    async with Client(server) as client:
+async def test_a_deleted_and_recreated_root_is_watched_again(server: AgentsServer, agents: Path, mode: str) -> None:
+    async with Client(server, mode=mode) as client:
         assert "security.md" in await search(client, "secrets")
         shutil.rmtree(agents)
 
@@ -325,14 +327,14 @@ async def test_a_deleted_and_recreated_root_is_watched_again(server: AgentsServe
 
 
 async def test_a_failed_rebuild_keeps_serving_the_last_good_index(
-    server: AgentsServer, agents: Path, monkeypatch: pytest.MonkeyPatch
+    server: AgentsServer, agents: Path, monkeypatch: pytest.MonkeyPatch, mode: str
 ) -> None:
     import retrieval.live
 
     def broken_walk(*args: Any, **kwargs: Any) -> Any:
         raise OSError("disk on fire")
 
-    async with Client(server) as client:
+    async with Client(server, mode=mode) as client:
         assert "security.md" in await search(client, "secrets")
         generation = server.live.generation
         with monkeypatch.context() as patch:
