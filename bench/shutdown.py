@@ -3,7 +3,9 @@
     uv run python bench/shutdown.py [--runs 10]
 
 Each run starts `python server.py` on this repository's .AGENTS/, completes the MCP handshake and
-one tool call, then closes stdin (or sends SIGTERM) and times the exit. Target: under 1 s.
+one tool call, then closes stdin (or sends SIGTERM) and times the exit. Target: under 1 s. The
+servers' cache goes to a temporary folder ($AGENTS_CONTEXT_CACHE_DIR), removed at the end: the
+user's cache is never written.
 """
 
 from __future__ import annotations
@@ -15,10 +17,15 @@ import signal
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from retrieval.cache import ENV  # noqa: E402
+
 INIT = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}
 
 
@@ -26,12 +33,13 @@ def line(message: dict[str, object]) -> bytes:
     return (json.dumps(message) + "\n").encode()
 
 
-def one(how: str) -> float:
+def one(how: str, cache: Path) -> float:
     proc = subprocess.Popen(
         [sys.executable, str(REPO / "server.py"), "--root", str(REPO / ".AGENTS")],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
+        env={**os.environ, ENV: str(cache)},
     )
     assert proc.stdin is not None and proc.stdout is not None
     proc.stdin.write(line({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INIT}))
@@ -68,7 +76,8 @@ def main() -> None:
     args = parser.parse_args()
     kinds = ["eof"] + (["sigterm"] if os.name == "posix" else [])
     for how in kinds:
-        times = [one(how) for _ in range(args.runs)]
+        with tempfile.TemporaryDirectory(prefix="ac-shutdown-cache-") as cache:
+            times = [one(how, Path(cache)) for _ in range(args.runs)]
         print(
             f"{how:8} exit: median {statistics.median(times) * 1000:.0f} ms, "
             f"max {max(times) * 1000:.0f} ms over {len(times)} runs (target < 1000 ms)"

@@ -1,11 +1,16 @@
 """Soak: random tool calls and file operations against one server process for a long time, with its
 memory sampled. Manual (10 minutes by default):
 
-    uv run python bench/soak.py                 # 600 s
-    uv run python bench/soak.py --seconds 30    # a quick look
+    uv run python bench/soak.py                 # 10 minutes
+    uv run python bench/soak.py --minutes 2     # a shorter look
 
-Reports operations done, errors, and the server's RSS at start (after a warm-up), at the end and at
-its highest; growth beyond noise would show a leak. Linux only (RSS from /proc).
+Reports operations done, errors, and the server's RSS after a warm-up, at the end and at its
+highest, then a verdict: growth from the first samples after the warm-up to the last ones beyond
+10% (noise: allocator pools, caches filling) shows a leak, and the exit status is then 1 (also on
+any error); growth within 10% that has not levelled off (over 2.5% in the second half of the run)
+is "still growing": run longer to tell. Linux only (RSS from /proc). The server's cache goes to a temporary folder
+($AGENTS_CONTEXT_CACHE_DIR), removed at the end with the corpus copy: the user's cache is never
+written.
 """
 
 from __future__ import annotations
@@ -23,6 +28,14 @@ import anyio
 from mcp import Client, StdioServerParameters
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from retrieval.cache import ENV  # noqa: E402
+
+NOISE = 0.10
+"""RSS growth after the warm-up that still counts as noise."""
+LEVEL = 0.025
+"""Growth over the second half of the run below which RSS has levelled off."""
 WORDS = "deploy rollback secrets tokens review tests logging errors cache index watcher budget".split()
 
 
@@ -55,15 +68,19 @@ async def soak(seconds: float, seed: int) -> dict[str, object]:
         (docs / f"d{i // 50}").mkdir(parents=True, exist_ok=True)
         (docs / f"d{i // 50}" / f"page{i}.md").write_text(f"# Page {i}\n\n{' '.join(rng.choices(WORDS, k=200))}\n")
     params = StdioServerParameters(
-        command=sys.executable, args=[str(REPO / "server.py"), "--root", str(agents), "--docs", str(docs)]
+        command=sys.executable,
+        args=[str(REPO / "server.py"), "--root", str(agents), "--docs", str(docs)],
+        env={ENV: str(tmp / "cache")},  # never the user's cache
     )
     ops = errors = 0
+    first_error = ""
     samples: list[tuple[float, int]] = []
+    every = min(10.0, max(2.0, seconds / 60))
     try:
         async with Client(params, mode="legacy") as client:
             pid = server_pid(str(agents))
             started = time.monotonic()
-            warm_until = started + min(30.0, seconds / 5)
+            warm_until = started + min(60.0, seconds / 5)
             next_sample = started
             while time.monotonic() - started < seconds:
                 kind = rng.random()
@@ -87,43 +104,67 @@ async def soak(seconds: float, seed: int) -> dict[str, object]:
                         else:
                             page.write_text(f"# Page\n\n{' '.join(rng.choices(WORDS, k=200))}\n")
                         result = None
-                    errors += bool(result and result.is_error)
-                except Exception:
+                    if result and result.is_error:
+                        errors += 1
+                        first_error = first_error or str(result.content[0])[:200]
+                except Exception as exc:
                     errors += 1
+                    first_error = first_error or repr(exc)[:200]
                 ops += 1
                 now = time.monotonic()
                 if now >= next_sample:
                     if now >= warm_until:
                         samples.append((now - started, rss_kib(pid)))
-                    next_sample = now + 10
+                    next_sample = now + every
                 await anyio.sleep(0.002)
             samples.append((time.monotonic() - started, rss_kib(pid)))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     rss = [r for _, r in samples]
-    first, last = rss[:3], rss[-3:]
+    start, end = statistics.median(rss[:3]), statistics.median(rss[-3:])
+    middle = statistics.median(rss[max(0, len(rss) // 2 - 1) : len(rss) // 2 + 2])
+    growth, late = (end - start) / start, (end - middle) / start
+    half_minutes = (samples[-1][0] - samples[len(samples) // 2][0]) / 60 or 1.0
     return {
         "seconds": seconds,
         "operations": ops,
         "errors": errors,
-        "rss_start_mib": statistics.median(first) / 1024,
-        "rss_end_mib": statistics.median(last) / 1024,
+        "first_error": first_error,
+        "rss_start_mib": start / 1024,
+        "rss_end_mib": end / 1024,
         "rss_max_mib": max(rss) / 1024,
+        "growth": growth,
+        "late_growth": late,
+        "late_mib_per_minute": (end - middle) / 1024 / half_minutes,
         "samples": len(rss),
+        "trend_mib": " ".join(f"{r / 1024:.1f}" for r in rss[:: max(1, len(rss) // 8)]),
+        "verdict": "growth beyond noise: a leak?"
+        if growth > NOISE
+        else f"still growing (+{late:.1%} over the second half): run longer to tell"
+        if late > LEVEL
+        else "levelled off: no growth beyond noise",
+        "leak": growth > NOISE,
     }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seconds", type=float, default=600)
+    parser.add_argument("--minutes", type=float, default=10, help="how long to run (10)")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
-    result = anyio.run(soak, args.seconds, args.seed)
+    result = anyio.run(soak, args.minutes * 60, args.seed)
     print(f"# soak: {result['seconds']:.0f} s, {result['operations']} operations, {result['errors']} errors")
+    if result["first_error"]:
+        print(f"first error: {result['first_error']}")
     print(
-        f"server RSS: start {result['rss_start_mib']:.1f} MiB, end {result['rss_end_mib']:.1f} MiB, "
-        f"max {result['rss_max_mib']:.1f} MiB ({result['samples']} samples)"
+        f"server RSS: after warm-up {result['rss_start_mib']:.1f} MiB, end {result['rss_end_mib']:.1f} MiB, "
+        f"max {result['rss_max_mib']:.1f} MiB ({result['samples']} samples), growth {result['growth']:+.1%}"
     )
+    print(f"RSS samples after the warm-up (MiB, evenly spaced): {result['trend_mib']}")
+    print(f"second half: {result['late_growth']:+.1%}, {result['late_mib_per_minute']:+.1f} MiB/min")
+    print(f"verdict: {result['verdict']} (noise: up to {NOISE:.0%} after the warm-up)")
+    if result["leak"] or result["errors"]:
+        raise SystemExit(1)
 
 
 if __name__ == "__main__":

@@ -4,11 +4,18 @@ cases it tried and pytest prints the tally at the end (see conftest.py)."""
 
 from __future__ import annotations
 
+import ctypes
+import hashlib
 import os
+import re
 import shutil
 import socket
+import stat
+import struct
 import sys
 import tempfile
+import threading
+import time
 import unicodedata
 from collections.abc import Callable
 from pathlib import Path
@@ -17,9 +24,13 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from mcp import Client, MCPError
+from mcp import Client, MCPError, StdioServerParameters
 
+from corpus.errors import NotInCorpus
+from corpus.read import Changing, Skipped, read_text
 from corpus.roots import make_roots
+from corpus.scan import walk
+from retrieval.cache import ENV
 from retrieval.live import LiveIndex
 from server import AgentsServer
 from tests.helpers import make_server, split_status, text_of
@@ -28,6 +39,7 @@ from tests.tally import tried
 pytestmark = pytest.mark.anyio
 OUTSIDE = "TOP-SECRET-OUTSIDE-THE-ROOT"
 POSIX = os.name == "posix"
+SERVER = str(Path(__file__).resolve().parents[1] / "server.py")
 
 
 @pytest.fixture
@@ -149,31 +161,173 @@ async def test_a_root_replaced_by_a_symlink_is_reported_gone(tmp_path: Path) -> 
     tried("root replaced by a symlink")
 
 
+def snapshot(top: Path) -> dict[str, tuple[int, int, int, int, int, str]]:
+    """Every file and folder under `top`: mode, size, inode, mtime, ctime (moves a chmod, a link or
+    a rename too) and, for files, a digest of the bytes. Reading changes none of these."""
+    found = {}
+    for path in [top, *top.rglob("*")]:
+        st = path.lstat()
+        digest = hashlib.blake2b(path.read_bytes()).hexdigest() if stat.S_ISREG(st.st_mode) else ""
+        found[str(path.relative_to(top))] = (st.st_mode, st.st_size, st.st_ino, st.st_mtime_ns, st.st_ctime_ns, digest)
+    return found
+
+
+async def test_the_server_writes_moves_and_deletes_nothing(hostile: tuple[Path, AgentsServer], tmp_path: Path) -> None:
+    """A real server process, its cache on, through every tool and every resource: afterwards the
+    project (both roots, the secret, the files beside them) is exactly as it was; the only thing
+    written is the cache, outside every root."""
+    agents, _ = hostile
+    project = agents.parent
+    docs = project / "docs"
+    docs.mkdir()
+    (docs / "guide.md").write_text("# Guide\n\nDeploy on green.\n")
+    before = snapshot(project)
+    cache = tmp_path / "cache"
+    params = StdioServerParameters(
+        command=sys.executable, args=[SERVER, "--root", str(agents), "--docs", str(docs)], env={ENV: str(cache)}
+    )
+    calls: list[tuple[str, dict[str, Any]]] = [
+        ("pinned_context", {}),
+        ("context_status", {}),
+        ("context_search", {"query": "secrets tokens"}),
+        ("search_docs", {"query": "deploy green", "detail": "snippets"}),
+        ("read_context", {"path": "rules.md", "section": "Secrets"}),
+        ("read_context", {"path": ".env"}),
+        ("read_context", {"path": "../sibling.md"}),
+        ("context_for_path", {"path": "sub/code.py"}),
+    ]
+    async with Client(params) as client:
+        for tool, args in calls:
+            await client.call_tool(tool, args)
+            tried("read-only: tool call")
+        for resource in (await client.list_resources()).resources:
+            await client.read_resource(resource.uri)
+            tried("read-only: resource read")
+    assert snapshot(project) == before
+    assert any(cache.iterdir())
+
+
 # --- files that are not normal ----------------------------------------------------------------------
 
 
-@pytest.mark.skipif(not POSIX, reason="FIFOs and unix sockets are POSIX")
-async def test_fifos_sockets_and_devices_never_block(tmp_path: Path) -> None:
-    agents = Path(tempfile.mkdtemp(prefix="ac")) / ".AGENTS"
+IN_OPEN = 0x20
+
+
+class Opens:
+    """Counts the times one path is opened, by anyone, through inotify (Linux): a real observer of
+    the kernel, so "never opened" is seen, not assumed. Watching a path does not open it."""
+
+    def __init__(self, path: Path) -> None:
+        libc = ctypes.CDLL(None, use_errno=True)
+        self.fd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
+        if self.fd < 0 or libc.inotify_add_watch(self.fd, os.fsencode(path), IN_OPEN) < 0:
+            raise OSError(ctypes.get_errno(), f"inotify cannot watch {path}")
+
+    def count(self) -> int:
+        """Opens since the last count."""
+        n = 0
+        while True:
+            try:
+                data = os.read(self.fd, 65536)
+            except BlockingIOError:
+                return n
+            offset = 0
+            while offset < len(data):
+                _, mask, _, length = struct.unpack_from("iIII", data, offset)
+                n += bool(mask & IN_OPEN)
+                offset += 16 + length
+
+    def close(self) -> None:
+        os.close(self.fd)
+
+
+async def skipped_reasons(client: Client) -> dict[str, str]:
+    report = (await client.call_tool("context_status", {})).structured_content
+    assert report is not None
+    return {s["path"]: s["reason"] for s in report["roots"][0]["skipped"]}
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="FIFOs, unix sockets and inotify (to see opens) are Linux here")
+async def test_fifos_and_sockets_are_skipped_and_never_opened(tmp_path: Path) -> None:
+    agents = Path(tempfile.mkdtemp(prefix="ac")) / ".AGENTS"  # short: a socket path has a length limit
     agents.mkdir()
     (agents / "ok.md").write_text("# Ok\n\nfine\n")
-    os.mkfifo(agents / "pipe.md")
+    os.mkfifo(agents / "pipe.md")  # opening it for reading would block until a writer comes
     sock = socket.socket(socket.AF_UNIX)
     sock.bind(str(agents / "sock.md"))
-    (agents / "null.md").symlink_to("/dev/null") if Path("/dev/null").exists() else None
+    (agents / "null.md").symlink_to("/dev/null")  # a device outside the root, through a link
+    opens = Opens(agents / "pipe.md")
     try:
         server = make_server(agents)
         async with Client(server) as client:
+            reasons = await skipped_reasons(client)
+            assert reasons[".AGENTS/pipe.md"] == "not a regular file (FIFO)"
+            assert reasons[".AGENTS/sock.md"] == "not a regular file (socket)"
+            assert reasons[".AGENTS/null.md"] == "symlink target leaves the root"
             for name in ("pipe.md", "sock.md"):
                 result = await client.call_tool("read_context", {"path": name})
                 assert result.is_error and "not a regular file" in text_of(result)
-                tried("special file")
-            with pytest.raises(MCPError):
-                await client.read_resource("agents://pipe.md")
+                with pytest.raises(MCPError):
+                    await client.read_resource(f"agents://{name}")
+                tried("special file (FIFO, socket)")
+            result = await client.call_tool("read_context", {"path": "null.md"})
+            assert result.is_error and "symlink target leaves the root" in text_of(result)
+            tried("special file (link to a device outside)")
             assert "ok.md" in text_of(await client.call_tool("context_search", {"query": "fine"}))
+        assert opens.count() == 0  # never opened, by the walk, the watcher or a read
+        os.close(os.open(agents / "pipe.md", os.O_RDONLY | os.O_NONBLOCK))
+        assert opens.count() == 1  # the observer does see an open
     finally:
+        opens.close()
         sock.close()
         shutil.rmtree(agents.parent)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="device nodes and inotify (to see opens) are Linux here")
+async def test_a_device_inside_a_root_is_skipped_and_never_opened(make_tree: Callable[..., Path]) -> None:
+    agents = make_tree({"ok.md": "# Ok\n\nfine\n"})
+    device = agents / "null.md"
+    try:
+        os.mknod(device, stat.S_IFCHR | 0o600, os.makedev(1, 3))  # what /dev/null is
+    except PermissionError:
+        pytest.skip("creating a device node needs root (CAP_MKNOD)")
+    opens = Opens(device)
+    try:
+        server = make_server(agents)
+        async with Client(server) as client:
+            assert (await skipped_reasons(client))[".AGENTS/null.md"] == "not a regular file (device)"
+            result = await client.call_tool("read_context", {"path": "null.md"})
+            assert result.is_error and "not a regular file (device)" in text_of(result)
+            with pytest.raises(MCPError):
+                await client.read_resource("agents://null.md")
+            assert "ok.md" in text_of(await client.call_tool("context_search", {"query": "fine"}))
+        assert opens.count() == 0
+        os.close(os.open(device, os.O_RDONLY))
+        assert opens.count() == 1  # the observer does see an open
+    finally:
+        opens.close()
+    tried("special file (device)")
+
+
+async def test_hard_links_are_served_like_any_file_in_the_root(
+    hostile: tuple[Path, AgentsServer], tmp_path: Path
+) -> None:
+    """A hard link is the file itself: nothing tells it from any other file, so a file linked into
+    a root is served under its name there, wherever else it is linked (the README says so)."""
+    agents, _ = hostile
+    try:
+        os.link(tmp_path / "outside.md", agents / "linked.md")
+    except OSError as exc:
+        pytest.skip(f"no hard links here ({exc.strerror})")
+    os.link(agents / "rules.md", agents / "twin.md")
+    server = make_server(agents)
+    async with Client(server) as client:
+        uris = {r.uri for r in (await client.list_resources()).resources}
+        assert {"agents://linked.md", "agents://twin.md", "agents://rules.md"} <= uris
+        assert OUTSIDE in text_of(await client.call_tool("read_context", {"path": "linked.md"}))
+        twin = text_of(await client.call_tool("read_context", {"path": "twin.md"}))
+        assert "Never print tokens." in twin
+    tried("hard link", 2)
 
 
 async def test_a_10_mb_single_line_is_skipped_or_served_within_budget(make_tree: Callable[..., Path]) -> None:
@@ -249,7 +403,7 @@ async def test_odd_names_are_served_exactly_as_named(tmp_path: Path) -> None:
         assert ".AGENTS/Security.md" in upper
 
 
-async def test_files_that_vanish_or_change_mid_read_are_not_fatal(make_tree: Callable[..., Path]) -> None:
+async def test_files_that_vanish_or_change_before_a_refresh_are_not_fatal(make_tree: Callable[..., Path]) -> None:
     agents = make_tree({f"f{i}.md": f"# F{i}\n\nchurn {i}\n" for i in range(50)})
     live = LiveIndex(make_roots([agents]), settle_s=0)
     (r,) = live.roots
@@ -260,8 +414,106 @@ async def test_files_that_vanish_or_change_mid_read_are_not_fatal(make_tree: Cal
         else:
             path.write_text(f"# F{i}\n\nchanged {i}\n" * (i + 1))
         live.refresh(r, [path])
-        tried("vanish or change")
+        tried("vanish or change before a refresh")
     assert len(live.corpus.files) == 25 and live.last_error is None
+
+
+# A walk reaches each file without following links and keeps its (device, inode); the read then
+# opens that path without following a final link and checks it opened that very file. The next
+# three tests change the file between the walk and the read, as an editor's save can.
+
+
+async def test_a_file_replaced_between_the_walk_and_the_read_is_read_again(make_tree: Callable[..., Path]) -> None:
+    agents = make_tree({"rules.md": "# Rules\n\nold words\n"})
+    live = LiveIndex(make_roots([agents]), settle_s=0)
+    (r,) = live.roots
+    (ref,) = walk(r).files
+    fresh = agents.parent / "rules.md.new"
+    fresh.write_text("# Rules\n\nnew words\n")
+    fresh.replace(agents / "rules.md")  # an atomic save: another inode under the same name
+    with pytest.raises(Changing, match=r"rules\.md was replaced"):
+        read_text(r.path, ref.path, identity=ref.identity)
+    live.refresh(r, [agents / "rules.md"])
+    assert "new words" in live.corpus.files[".AGENTS/rules.md"].text
+    tried("replaced mid-read")
+
+
+@pytest.mark.skipif(not POSIX, reason="symlinks need privileges on Windows")
+async def test_a_file_that_becomes_a_symlink_mid_read_is_never_followed(
+    make_tree: Callable[..., Path], tmp_path: Path
+) -> None:
+    agents = make_tree({"rules.md": "# Rules\n\nordinary words\n"})
+    (tmp_path / "outside.md").write_text(f"# Outside\n\n{OUTSIDE}\n")
+    live = LiveIndex(make_roots([agents]), settle_s=0)
+    (r,) = live.roots
+    (ref,) = walk(r).files
+    link = tmp_path / "swap"
+    link.symlink_to(tmp_path / "outside.md")
+    link.replace(agents / "rules.md")  # the name now points out of the root
+    with pytest.raises(Changing, match=r"rules\.md became a symlink"):
+        read_text(r.path, ref.path, identity=ref.identity)
+    with pytest.raises(Skipped, match="symlink target leaves the root"):
+        read_text(r.path, ref.path)
+    live.refresh(r, [agents / "rules.md"])
+    assert ".AGENTS/rules.md" not in live.corpus.files
+    assert {s.rel: s.reason for s in live.corpus.skipped}["rules.md"] == "symlink target leaves the root"
+    tried("became a symlink mid-read")
+
+
+async def test_a_file_that_vanishes_between_the_walk_and_the_read_is_gone(make_tree: Callable[..., Path]) -> None:
+    agents = make_tree({"rules.md": "# Rules\n\nwords\n"})
+    live = LiveIndex(make_roots([agents]), settle_s=0)
+    (r,) = live.roots
+    (ref,) = walk(r).files
+    (agents / "rules.md").unlink()
+    with pytest.raises(NotInCorpus, match=r"no such file: rules\.md"):
+        read_text(r.path, ref.path, identity=ref.identity)
+    live.refresh(r, [agents / "rules.md"])
+    assert live.corpus.files == {} and live.last_error is None
+    tried("vanished mid-read")
+
+
+async def test_a_file_rewritten_during_the_read_is_never_served_torn(tmp_path: Path) -> None:
+    """A writer rewrites a file over and over, in small flushed chunks, while it is read in a loop:
+    reads that overlap a write are caught ("changed while it was read"); every read that succeeds
+    holds one version only, never a mix of two."""
+    root = tmp_path.resolve()
+    path = root / "big.md"
+    path.write_text("BEGIN 0\nEND 0\n")
+    stop = threading.Event()
+
+    def writer() -> None:
+        n = 0
+        while not stop.is_set():
+            n += 1
+            with path.open("w") as out:
+                out.write(f"BEGIN {n}\n")
+                for i in range(2000):
+                    out.write(f"line {i} of version {n} " * 4 + "\n")
+                    if i % 20 == 0:
+                        out.flush()
+                out.write(f"END {n}\n")
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    caught = served = 0
+    deadline = time.monotonic() + 60  # a generous bound; it usually takes a fraction of a second
+    try:
+        while caught < 20 and time.monotonic() < deadline:
+            try:
+                text = read_text(root, path, max_bytes=10_000_000).text
+            except Changing as exc:
+                assert str(exc) == "big.md changed while it was read"
+                caught += 1
+                continue
+            served += 1
+            assert len(set(re.findall(r"version (\d+)", text))) <= 1, "a torn read mixing two versions"
+    finally:
+        stop.set()
+        thread.join()
+    assert caught == 20
+    tried("changed while read (caught)", caught)
+    tried("read during a rewrite (served whole)", served)
 
 
 # --- secrets --------------------------------------------------------------------------------------
@@ -352,6 +604,33 @@ async def test_any_arguments_give_an_answer_or_a_clear_error(
     tried("tool arguments")
 
 
+async def test_a_whole_number_as_a_string_is_coerced_and_a_boolean_is_refused(
+    hostile: tuple[Path, AgentsServer],
+) -> None:
+    """The contract the README states under "Tools": `"7"` and `7.0` mean 7; `true` and `false`
+    are refused (pydantic would read them as 1 and 0), as are fractions and other strings."""
+    _, server = hostile
+    async with Client(server) as client:
+
+        async def body(**args: Any) -> str:
+            result = await client.call_tool("context_search", {"query": "never print tokens", **args})
+            assert not result.is_error, text_of(result)
+            return split_status(text_of(result))[0]
+
+        assert await body(k="1") == await body(k=1) == await body(k=1.0)
+        assert await body(max_tokens="300") == await body(max_tokens=300)
+        for value in (True, False):
+            for name in ("k", "max_tokens", "offset"):
+                result = await client.call_tool("context_search", {"query": "tokens", name: value})
+                assert result.is_error
+                assert text_of(result) == f"{name} must be a whole number, not {str(value).lower()}"
+                tried("number coercion")
+        for other in ("true", "1e1", "many", 2.5):
+            result = await client.call_tool("context_search", {"query": "tokens", "k": other})
+            assert result.is_error and "k" in text_of(result)
+            tried("number coercion")
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     query=st.text(max_size=300),
@@ -372,3 +651,73 @@ async def test_any_query_in_any_unicode_category_is_answered(
             else:
                 assert result.is_error
             tried("random query")
+
+
+PATHS = st.one_of(
+    st.text(max_size=120),
+    st.sampled_from(["rules.md", "sub/deep.md", ".env", "sub", "", *TRAVERSALS]),
+    st.builds(
+        lambda a, b: a + b, st.sampled_from(["", "../", "sub/", "%2e%2e/", "agents://", "/"]), st.text(max_size=40)
+    ),
+)
+LINES = st.one_of(st.none(), st.integers(-(10**6), 10**6))
+
+
+def answered_or_refused(result: Any) -> str:
+    """The shape every tool result must have: a normal answer with a STATUS line, or an error
+    result with a message; never a crash, never a byte from outside the root."""
+    text = text_of(result)
+    assert text.strip()
+    assert OUTSIDE not in text
+    if not result.is_error:
+        assert split_status(text)[1]["method"]
+    return text
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    path=PATHS,
+    section=st.one_of(st.none(), st.text(max_size=40), st.sampled_from(["Rules", "Secrets", "Deep"])),
+    start_line=LINES,
+    end_line=LINES,
+    max_tokens=st.one_of(st.none(), st.integers(-(10**6), 10**6)),
+)
+async def test_read_context_with_any_arguments_answers_or_refuses(
+    hostile: tuple[Path, AgentsServer],
+    path: str,
+    section: str | None,
+    start_line: int | None,
+    end_line: int | None,
+    max_tokens: int | None,
+) -> None:
+    _, server = hostile
+    given_args = {"section": section, "start_line": start_line, "end_line": end_line, "max_tokens": max_tokens}
+    args: dict[str, Any] = {"path": path, **{k: v for k, v in given_args.items() if v is not None}}
+    async with Client(server) as client:
+        result = await client.call_tool("read_context", args)
+    text = answered_or_refused(result)
+    if not path.strip():
+        assert result.is_error
+    if not result.is_error:
+        assert "TOKEN=" not in text  # the secret file is never served
+    tried("random read_context arguments")
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    path=PATHS,
+    max_tokens=st.one_of(st.none(), st.integers(-(10**6), 10**6)),
+    detail=st.sampled_from([None, "paths", "snippets", "sections"]),
+)
+async def test_context_for_path_with_any_arguments_answers_or_refuses(
+    hostile: tuple[Path, AgentsServer], path: str, max_tokens: int | None, detail: str | None
+) -> None:
+    _, server = hostile
+    given_args = {"max_tokens": max_tokens, "detail": detail}
+    args: dict[str, Any] = {"path": path, **{k: v for k, v in given_args.items() if v is not None}}
+    async with Client(server) as client:
+        result = await client.call_tool("context_for_path", args)
+    answered_or_refused(result)
+    if not path.strip():
+        assert result.is_error
+    tried("random context_for_path arguments")

@@ -139,9 +139,7 @@ def test_an_oversized_message_is_refused_or_answered_and_serving_goes_on(raw: Ra
 def test_an_abrupt_disconnect_mid_message_ends_the_process_cleanly(raw: Raw) -> None:
     raw.handshake()
     raw.send(b'{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "conte')
-    started = time.monotonic()
-    assert raw.close() == 0
-    assert time.monotonic() - started < 10
+    assert raw.close() == 0  # close() waits up to 10 s for the exit, then fails
     raw.only_json_rpc()
     tried("abrupt disconnect")
 
@@ -150,10 +148,8 @@ def test_an_abrupt_disconnect_mid_message_ends_the_process_cleanly(raw: Raw) -> 
 def test_sigterm_ends_the_process_promptly(raw: Raw) -> None:
     raw.handshake()
     raw.alive_and_serving(2)
-    started = time.monotonic()
     raw.proc.send_signal(signal.SIGTERM)
-    code = raw.proc.wait(timeout=10)
-    assert time.monotonic() - started < 10
+    code = raw.proc.wait(timeout=10)  # raises if the process is still running after 10 s
     assert code in (0, -signal.SIGTERM)
     raw.only_json_rpc()
     tried("SIGTERM")
