@@ -42,6 +42,7 @@ from mcp.types import (
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import AnyUrl, Field
 from rich.console import Console
+from watchfiles import Change as FileChange
 from watchfiles import awatch
 
 from corpus.catalog import CorpusFile
@@ -51,7 +52,7 @@ from corpus.read import DEFAULT_MAX_BYTES
 from corpus.roots import Root, RootKind, find_agents_roots, make_roots
 from corpus.rules import PinSet
 from corpus.watch import Changes, WatchFactory, WatchOptions, WatchStatus, supervise
-from retrieval import briefing, commands, evaluate, policy, reader, status
+from retrieval import briefing, cache, commands, evaluate, policy, reader, status
 from retrieval.answering import clamp, freshness, options_for, search
 from retrieval.applies import applicable
 from retrieval.format import (
@@ -189,13 +190,38 @@ class AgentsServer(MCPServer[AppState]):
         self.config = config
         self.bus = InMemorySubscriptionBus()
         self.watch_status = WatchStatus()
+        self.watched: dict[str, tuple[int, int] | None] = {}
+        """Each root's folder (device, inode) when the watcher last (re)started on it."""
+        self.lost: set[str] = set()
+        """Roots whose folder the watcher reported deleted since then: its watch on them is gone."""
         self.started = time.time()
         super().__init__(subscriptions=self.bus, **kwargs)
 
     def catch_up(self) -> None:
-        """Read-your-writes: bring the `.AGENTS` roots up to date by stat before answering."""
+        """Read-your-writes: bring the `.AGENTS` roots up to date by stat before answering. Docs
+        roots rely on the watcher where it covers them; elsewhere each call asks for one bounded
+        step of their patrol (a stat sweep spread over calls), made in the background."""
         for root in self.live.agents_roots:
             self.live.sweep(root)
+        docs = [r for r in self.live.roots if r.kind is RootKind.DOCS]
+        if docs:
+            current = self.watcher_current()
+            self.live.patrol_soon(r for r in docs if not (current and self.watches(r)))
+
+    def watcher_current(self) -> bool:
+        """The watcher runs and reported in lately (it reports at least once a poll interval, even
+        when nothing changed): not dead, not hung, and not stuck applying a long batch."""
+        status, config = self.watch_status, self.config
+        if not status.healthy or status.last_tick is None:
+            return False
+        overdue = 2 * config.poll_interval + config.debounce_ms / 1000 + 1.0
+        return time.time() - status.last_tick < overdue
+
+    def watches(self, root: Root) -> bool:
+        """Whether the running watcher still watches this root's folder: not reported deleted since
+        it started on it, and not another folder by now (an inode number can be reused at once,
+        hence both)."""
+        return root.label not in self.lost and folder_id(root) == self.watched.get(root.label)
 
     async def list_resources(self) -> list[Resource]:
         await anyio.to_thread.run_sync(self.catch_up)
@@ -256,6 +282,15 @@ class AgentsServer(MCPServer[AppState]):
 
     def status(self) -> StatusReport:
         return status.report(self.live, self.watch_status, self.started)
+
+
+def folder_id(root: Root) -> tuple[int, int] | None:
+    """A root folder's (device, inode): another one means the folder was deleted and recreated."""
+    try:
+        st = root.path.stat()
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
 
 
 def _integer(schema: dict[str, Any]) -> bool:
@@ -324,7 +359,9 @@ def create_server(live: LiveIndex, config: Config, watch_factory: WatchFactory =
     has_docs = any(r.kind is RootKind.DOCS for r in live.roots)
     agents_roots = [r for r in live.roots if r.kind is RootKind.AGENTS]
     with live.view() as view:
-        instructions = briefing.instructions(view.corpus, config.instructions_budget, has_docs)
+        instructions = briefing.instructions(
+            view.corpus, config.instructions_budget, has_docs, view.library.sections.n_docs
+        )
     server = AgentsServer(
         live,
         config,
@@ -480,7 +517,7 @@ def create_server(live: LiveIndex, config: Config, watch_factory: WatchFactory =
         server.catch_up()
         with live.view() as view:
             fields = freshness(live, view, agents_roots).status()
-            return briefing.pinned_context(view.corpus, config.pinned_budget, fields)
+            return briefing.pinned_context(view.corpus, config.pinned_budget, fields, view.library.sections.n_docs)
 
     @server.tool(
         name="pinned_context",
@@ -627,6 +664,10 @@ def make_lifespan(live: LiveIndex, config: Config, watch_factory: WatchFactory) 
                 loop.call_soon_threadsafe(_offer, send, (root, change))
 
         async def on_change(changes: Changes | None) -> None:
+            if changes is None:  # a full rescan: the watcher (re)starts on the roots as they are now
+                server.watched, server.lost = {r.label: folder_id(r) for r in live.roots}, set()
+            else:  # a watch follows its folder: once that is deleted, a new one there goes unseen
+                server.lost.update(r.label for r in live.roots if (FileChange.deleted, str(r.path)) in changes)
             await anyio.to_thread.run_sync(live.route, changes)
 
         live.listeners.append(on_update)
@@ -680,7 +721,7 @@ def version() -> str:
         return "0+unknown"
 
 
-COMMANDS = ("serve", "search", "read", "outline", "status", "eval", "doctor")
+COMMANDS = ("serve", "search", "read", "outline", "status", "eval", "doctor", "cache")
 
 
 def _corpus_flags() -> argparse.ArgumentParser:
@@ -738,6 +779,16 @@ def _corpus_flags() -> argparse.ArgumentParser:
         f"(default: {DEFAULT_RANKING.score_floor})",
     )
     group.add_argument(
+        "--cache-dir",
+        metavar="DIR",
+        type=Path,
+        help="where the persistent index lives (default: $AGENTS_CONTEXT_CACHE_DIR, else the user "
+        f"cache folder, here {cache.default_dir()}); never inside a corpus root",
+    )
+    group.add_argument(
+        "--no-cache", action="store_true", help="index from the files every time; read and write no cache"
+    )
+    group.add_argument(
         "--log-level",
         default=None,
         choices=["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"],
@@ -783,7 +834,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
     commands = parser.add_subparsers(
-        dest="command", metavar="COMMAND", help="serve (default), search, read, outline, status, eval or doctor"
+        dest="command", metavar="COMMAND", help="serve (default), search, read, outline, status, eval, doctor or cache"
     )
     corpus, budgets, output = _corpus_flags(), _budget_flags(), _output_flags()
     serve = commands.add_parser("serve", parents=[corpus, budgets], help="run the MCP server (the default)")
@@ -851,6 +902,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     eval_cmd.add_argument("questions", type=Path, metavar="QUESTIONS.jsonl", help="one JSON question a line")
     eval_cmd.add_argument("-k", type=int, default=3, help="a hit must be in the top k (default: 3)")
+    cache_cmd = commands.add_parser(
+        "cache", parents=[output], help="show or clear the persistent index (the cache folder)"
+    )
+    cache_cmd.add_argument(
+        "action", nargs="?", choices=["show", "clear"], default="show", help="show (default) or clear"
+    )
+    cache_cmd.add_argument("--cache-dir", metavar="DIR", type=Path, help="the cache folder (default: as for serve)")
+    cache_cmd.add_argument(
+        "--log-level",
+        default=None,
+        choices=["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"],
+        help="default: WARNING",
+    )
+    cache_cmd.add_argument("--log-file", metavar="PATH", help="also write the log to this file")
     commands.add_parser(
         "doctor", parents=[corpus, budgets, output], help="lint the corpus; exit 1 on errors (use it in CI)"
     )
@@ -877,7 +942,18 @@ def announce(live: LiveIndex) -> None:
     log.info("# searchable %d sections across %d files", live.library.sections.n_docs, len(files))
     for root in live.roots:
         if root.kind is RootKind.DOCS:
-            log.info("# docs %s (%s): %d files", root.label, root.path, len(corpus.in_root(root)))
+            n_files = len(corpus.in_root(root))
+            building = live.building.get(root.label)
+            if building is None:
+                log.info("# docs %s (%s): %d files", root.label, root.path, n_files)
+            elif building.phase == "checking":
+                log.info(
+                    "# docs %s (%s): %d files from the cache, checked in the background", root.label, root.path, n_files
+                )
+            else:
+                log.info(
+                    "# docs %s (%s): indexing in the background; answers are partial until done", root.label, root.path
+                )
     for s in corpus.skipped:
         log.info("# skipped %s/%s: %s", s.root.label, s.rel, s.reason)
 
@@ -939,18 +1015,22 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.command != "serve":
         raise SystemExit(run_command(args))
     configure_logging(args.log_level or "INFO", args.log_file)
-    live, config = open_index(args)
+    live, config = open_index(args, background=True)
     announce(live)
     server = create_server(live, config)
-    if args.transport == "http":
-        anyio.run(run_http, server, args.host, args.port)
-    else:
-        log.info("# waiting for an MCP client on stdin")
-        anyio.run(server.run_stdio_async)
+    try:
+        if args.transport == "http":
+            anyio.run(run_http, server, args.host, args.port)
+        else:
+            log.info("# waiting for an MCP client on stdin")
+            anyio.run(server.run_stdio_async)
+    finally:
+        live.close()  # the cache entries of roots that changed since start-up
 
 
-def open_index(args: argparse.Namespace) -> tuple[LiveIndex, Config]:
-    """The corpus the flags name, indexed; exit status 2 with the reason if it cannot be."""
+def open_index(args: argparse.Namespace, background: bool = False) -> tuple[LiveIndex, Config]:
+    """The corpus the flags name, indexed (`--docs` roots in a background thread with
+    `background`); exit status 2 with the reason if it cannot be."""
     try:
         config, roots = load_config(args)
     except CorpusError as exc:
@@ -961,7 +1041,29 @@ def open_index(args: argparse.Namespace) -> tuple[LiveIndex, Config]:
         raise SystemExit(2)
     ranking = DEFAULT_RANKING.but(score_floor=args.score_floor)
     pins = PinSet(config.pins) if config.pins is not None else None
-    return LiveIndex(roots, pins, config.max_file_bytes, ranking=ranking, progress=progress), config
+    index_cache = None
+    if not args.no_cache:
+        directory = (args.cache_dir or cache.default_dir()).expanduser().resolve()
+        inside = next((r for r in roots if directory.is_relative_to(r.path)), None)
+        if inside is not None:
+            log.error(
+                "the cache folder %s is inside the corpus root %s, and the server never writes to "
+                "the corpus: pass --cache-dir elsewhere, or --no-cache",
+                directory,
+                inside.path,
+            )
+            raise SystemExit(2)
+        index_cache = cache.IndexCache(directory, ranking.fingerprint)
+    live = LiveIndex(
+        roots,
+        pins,
+        config.max_file_bytes,
+        ranking=ranking,
+        progress=progress,
+        cache=index_cache,
+        background=background,
+    )
+    return live, config
 
 
 def progress(message: str) -> None:
@@ -983,10 +1085,13 @@ def _run_command(args: argparse.Namespace) -> int:
         print(json.dumps(commands.SCHEMAS[args.command].model_json_schema(), indent=2))  # noqa: T201 - a CLI command
         return 0
     configure_logging(args.log_level or "WARNING", args.log_file)
-    logging.getLogger("agents_context.progress").setLevel(logging.INFO)  # progress on a large tree
-    live, _ = open_index(args)
     try:
-        output = _dispatch(args, live)
+        if args.command == "cache":
+            output = commands.run_cache(args.cache_dir, args.action)
+        else:
+            logging.getLogger("agents_context.progress").setLevel(logging.INFO)  # progress on a large tree
+            live, _ = open_index(args)
+            output = _dispatch(args, live)
     except (CorpusError, evaluate.QuestionError, OSError) as exc:
         log.error("%s", exc)
         return 2
