@@ -11,11 +11,10 @@ changes. `pack`/`unpack` move some files' postings between indexes (the persiste
 
 from __future__ import annotations
 
-from array import array
 from collections import Counter, defaultdict
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import chain, repeat
+from itertools import chain
 from typing import Generic, TypeVar
 
 import numpy as np
@@ -30,6 +29,8 @@ _MERGE_FACTOR = 2
 many live documents: segment sizes then fall geometrically, so there are O(log N) segments and
 each posting is merged O(log N) times over its life."""
 _COMPACT_DEAD_FRACTION = 0.25
+_ADD_CHUNK = 4096
+"""Documents counted per vectorised pass while adding (bounds the scratch arrays)."""
 _BULK_DOCS = 10_000
 """An update this large is a bulk build: afterwards, free memory goes back to the OS."""
 
@@ -158,40 +159,55 @@ class Postings(Generic[T]):
             release_free_memory()  # the build's scratch (counters, C arrays) back to the OS
 
     def _add(self, items: Sequence[tuple[Hashable, Sequence[Doc[T]]]]) -> None:
-        n_fields = self._n_fields
-        term_id = self._vocab.__getitem__  # a missing term gets the next id, in C
-        terms = array("i")  # C ints while building: 4 bytes a posting, not an object reference
-        columns = [array("i") for _ in range(n_fields)]
-        distinct = array("i")
-        lengths = array("i")
+        """Index new groups as one segment. Vectorised, `_ADD_CHUNK` documents at a time (so the
+        scratch arrays stay small): each field's terms are mapped to ids in one pass (in C), then
+        one `np.unique` over (document, term) keys counts the term frequencies of every field. The
+        integers are those a document-by-document count gives, so scores are unchanged."""
         first = slot = len(self._payloads)
-        for group, docs in items:
-            self._groups[group] = (slot, len(docs))
-            slot += len(docs)
-            for doc in docs:
-                fields = doc.fields
-                if len(fields) > n_fields or any(isinstance(f, str) for f in fields):
-                    raise ValueError(f"a document needs at most {n_fields} fields, each a list of terms")
-                counts = [Counter(terms_of_field) for terms_of_field in fields]
-                unique = list(counts[0]) if len(counts) == 1 else list(dict.fromkeys(chain.from_iterable(counts)))
-                terms.extend(map(term_id, unique))
-                for f, column in enumerate(columns):
-                    if f < len(counts):
-                        column.extend(map(counts[f].get, unique, repeat(0)))
-                    else:
-                        column.extend(repeat(0, len(unique)))
-                distinct.append(len(unique))
-                lengths.extend([len(terms_of_field) for terms_of_field in fields])
-                lengths.extend(repeat(0, n_fields - len(fields)))
-                self._payloads.append(doc.payload)
-                self._order.append(doc.order)
-        term_arr: I32 = np.frombuffer(terms, dtype=np.int32) if terms else np.zeros(0, dtype=np.int32)
-        tfs = np.stack([np.frombuffer(c, dtype=np.int32) if c else np.zeros(0, dtype=np.int32) for c in columns], 1)
-        counts_arr = np.frombuffer(distinct, dtype=np.int32).astype(np.int64)
-        length_rows = np.frombuffer(lengths, dtype=np.int32).reshape(slot - first, n_fields)
+        docs: list[Doc[T]] = []
+        for group, group_docs in items:
+            self._groups[group] = (slot, len(group_docs))
+            slot += len(group_docs)
+            docs.extend(group_docs)
+        for doc in docs:
+            if len(doc.fields) > self._n_fields or any(isinstance(f, str) for f in doc.fields):
+                raise ValueError(f"a document needs at most {self._n_fields} fields, each a list of terms")
+        parts = [self._count(docs[i : i + _ADD_CHUNK], first + i) for i in range(0, len(docs), _ADD_CHUNK)]
+        self._payloads.extend(doc.payload for doc in docs)
+        self._order.extend(doc.order for doc in docs)
+        terms = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, dtype=np.int32)
+        posting_slots = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, dtype=np.int32)
+        tfs = np.concatenate([p[2] for p in parts]) if parts else np.zeros((0, self._n_fields), dtype=np.int32)
+        counts = np.concatenate([p[3] for p in parts]) if parts else np.zeros(0, dtype=np.int64)
+        lengths = np.concatenate([p[4] for p in parts]) if parts else np.zeros((0, self._n_fields), dtype=np.int32)
         slots = np.arange(first, slot, dtype=np.int32)
-        segment = Segment.from_postings(self._new_id(), term_arr, np.repeat(slots, counts_arr), tfs, slots)
-        self._append(segment, term_arr, counts_arr, length_rows)
+        segment = Segment.from_postings(self._new_id(), terms, posting_slots, tfs, slots)
+        self._append(segment, terms, counts, lengths)
+
+    def _count(self, docs: Sequence[Doc[T]], first: int) -> tuple[I32, I32, I32, I64, I32]:
+        """Postings of consecutive documents from slot `first`, in slot then term order: terms,
+        slots, per-field frequencies; and per document its number of distinct terms and lengths."""
+        n_fields, n_docs = self._n_fields, len(docs)
+        term_id = self._vocab.__getitem__  # a missing term gets the next id, in C
+        lengths = np.zeros((n_docs, n_fields), dtype=np.int32)
+        ids: list[I64] = []
+        for f in range(n_fields):
+            per_doc = [doc.fields[f] if f < len(doc.fields) else () for doc in docs]
+            lengths[:, f] = np.fromiter(map(len, per_doc), dtype=np.int32, count=n_docs)
+            ids.append(
+                np.fromiter(map(term_id, chain.from_iterable(per_doc)), dtype=np.int64, count=int(lengths[:, f].sum()))
+            )
+        n_terms = max(len(self._vocab), 1)
+        doc_index = np.arange(n_docs, dtype=np.int64)
+        keys = np.concatenate([np.repeat(doc_index, lengths[:, f]) * n_terms + ids[f] for f in range(n_fields)])
+        unique, inverse = np.unique(keys, return_inverse=True)  # by document, then term
+        bounds = np.cumsum([0, *(len(i) for i in ids)])
+        tfs = np.stack(
+            [np.bincount(inverse[bounds[f] : bounds[f + 1]], minlength=len(unique)) for f in range(n_fields)], 1
+        ).astype(np.int32)
+        posting_docs = unique // n_terms
+        counts = np.bincount(posting_docs, minlength=n_docs).astype(np.int64)
+        return (unique % n_terms).astype(np.int32), (posting_docs + first).astype(np.int32), tfs, counts, lengths
 
     def _append(self, segment: Segment, fwd: I32, counts: I64, lengths: I32) -> None:
         """Account for a new segment of new slots: df, forward index, lengths, liveness."""
