@@ -20,6 +20,7 @@ and, if still changing, left as it was until it settles (a save in progress is n
 from __future__ import annotations
 
 import bisect
+import gc
 import logging
 import threading
 import time
@@ -46,6 +47,8 @@ log = logging.getLogger("agents_context.index")
 CHUNK = 2000
 """A large sweep reads and applies this many files at a time, so answers (marked partial) come
 from what is ready while the rest is read, and progress can be told."""
+EMPTIED_S = 0.5
+"""How long a file that had text must be seen empty, unchanged, before it is indexed empty."""
 SAVE_IDLE_S = 30.0
 """A root's cache entry is rewritten once the root has had no change for this long."""
 SAVE_ON_EXIT_FILES = 2000
@@ -177,6 +180,8 @@ class LiveIndex:
         """Changed since the root's cache entry was written (or there is none)."""
         self._stopping = threading.Event()
         self._save_timers: dict[str, threading.Timer] = {}
+        self._emptied: dict[Path, tuple[tuple[int, int, int], float]] = {}
+        """Files found empty: their stamp and when it was first seen so (see `_read`)."""
         self._changed_at: dict[str, float] = {}
         self._passes: dict[str, _Pass] = {}
         self._changed_in: dict[str, int] = {}
@@ -186,7 +191,7 @@ class LiveIndex:
         self._patroller: threading.Thread | None = None
         # Largest first (docs roots): restored into an empty index, their postings need no re-sorting.
         by_size = sorted(self.roots, key=lambda r: r.kind is not RootKind.DOCS)
-        restored = {r.label: self._restore(r) for r in by_size} if cache else {}
+        restored = _without_collections(lambda: {r.label: self._restore(r) for r in by_size}) if cache else {}
         later = [r for r in self.roots if background and r.kind is RootKind.DOCS]
         for root in later:
             self.building[root.label] = Progress(phase="checking" if restored.get(root.label) else "indexing")
@@ -601,10 +606,21 @@ class LiveIndex:
                     batch.removed.add(ref.rel)
                 continue
             if text.size == 0 and self.settle_s:
-                # A save that truncates first shows an empty file whose times move only a moment
-                # later: an empty file is kept once it held still for a pause (one per batch).
+                stamp_now = (text.size, text.mtime_ns, text.ctime_ns)
+                seen = self._emptied.get(ref.path)
+                if seen is None or seen[0] != stamp_now:
+                    seen = self._emptied[ref.path] = (stamp_now, time.monotonic())
+                if ref.rel in known and known[ref.rel].size and time.monotonic() - seen[1] < EMPTIED_S:
+                    # A save that truncates first shows an empty file, and a busy machine can
+                    # hold the writer there longer than any short pause: a file that had text is
+                    # taken as emptied only once reads have found it empty, unchanged, for
+                    # `EMPTIED_S` (until then its last text stays; the next event or call retries).
+                    pending.add(ref.rel)
+                    continue
+                # A new empty file is kept once it held still for a pause (one per batch).
                 empty.append((ref, text))
                 continue
+            self._emptied.pop(ref.path, None)
             self._take(ref, text, known, batch)
         if empty:
             time.sleep(self.settle_s)
@@ -671,6 +687,21 @@ class LiveIndex:
     def _root_of(self, path: str) -> Root | None:
         label = path.split("/", 1)[0]
         return next((r for r in self.roots if r.label == label), None)
+
+
+def _without_collections(restore: Callable[[], dict[str, bool]]) -> dict[str, bool]:
+    """Restoring a large root creates a few hundred thousand long-lived objects: the cyclic
+    collector would scan them all, more than once, for nothing (none of them is in a cycle). So it
+    is paused while they are made, and they are then moved out of its reach (`gc.freeze`); they
+    are still freed by reference counting when a file changes."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return restore()
+    finally:
+        gc.freeze()
+        if collecting:
+            gc.enable()
 
 
 def _any(batch: _Batch) -> bool:

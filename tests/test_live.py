@@ -279,3 +279,20 @@ def test_a_patrol_pass_finds_new_changed_and_deleted_docs_a_folder_at_a_time(mak
     one_pass(live, root)
     assert live.corpus.skipped == []
     assert not any(p.startswith("docs/new/") for p in live.corpus.files)
+
+
+def test_a_file_emptied_on_purpose_is_indexed_empty_once_it_stays_so(make_tree: Callable[..., Path]) -> None:
+    """An empty read of a file that had text is held back (a save may have just truncated it) only
+    until the file has stayed empty for a moment: then the empty file is what is indexed."""
+    root = make_tree({"notes.md": "# Notes\n\nthe wombat paragraph\n"})
+    live = LiveIndex(make_roots([root]))
+    (r,) = live.roots
+    (root / "notes.md").write_text("")
+    live.sweep(r)
+    assert live.corpus.files[".AGENTS/notes.md"].text.startswith("# Notes")  # maybe a save in progress
+    deadline = time.monotonic() + 10
+    while live.corpus.files[".AGENTS/notes.md"].text and time.monotonic() < deadline:
+        time.sleep(0.05)
+        live.sweep(r)
+    assert live.corpus.files[".AGENTS/notes.md"].text == ""
+    assert ranked(live, "wombat") == []
