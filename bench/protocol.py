@@ -63,3 +63,60 @@ async def measure(
         "noop_p50": median(noop_s),
         "noop_p95": percentile(noop_s, 95),
     }
+
+
+def measure_raw(server_args: list[str], tool: str, queries: list[str], calls: int, warmup: int = 5) -> dict[str, Any]:
+    """The same alternation over the same stdio, with a bare JSON-RPC client: one request line
+    written, one response line read, nothing parsed beyond finding it. This is the server and the
+    transport alone; the SDK `Client` figure adds what a client spends checking the result
+    against the tool's output schema (a search result is validated, the no-op's text is not)."""
+    import json
+    import subprocess
+
+    with tempfile.TemporaryDirectory(prefix="agents-context-bench-cache-") as cache:
+        args = [sys.executable, LAUNCHER, "--log-level", "WARNING", "--cache-dir", cache, *server_args]
+        proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        assert proc.stdin is not None and proc.stdout is not None
+        stdin, stdout = proc.stdin, proc.stdout
+        ids = iter(range(1, 10**9))
+
+        def rpc(method: str, params: dict[str, Any]) -> bytes:
+            number = next(ids)
+            stdin.write(json.dumps({"jsonrpc": "2.0", "id": number, "method": method, "params": params}).encode())
+            stdin.write(b"\n")
+            stdin.flush()
+            while True:  # skip notifications; our answer carries our id
+                line = stdout.readline()
+                if not line:
+                    raise RuntimeError("the server closed stdout")
+                if f'"id":{number}'.encode() in line.replace(b" ", b""):
+                    return line
+
+        try:
+            rpc("initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw"}})
+            stdin.write(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
+            stdin.flush()
+            for i in range(warmup):
+                rpc("tools/call", {"name": "noop", "arguments": {}})
+                rpc("tools/call", {"name": tool, "arguments": {"query": queries[i % len(queries)]}})
+            search_s: list[float] = []
+            noop_s: list[float] = []
+            for i in range(calls):
+                t = time.perf_counter()
+                rpc("tools/call", {"name": "noop", "arguments": {}})
+                noop_s.append(time.perf_counter() - t)
+                t = time.perf_counter()
+                rpc("tools/call", {"name": tool, "arguments": {"query": queries[i % len(queries)]}})
+                search_s.append(time.perf_counter() - t)
+        finally:
+            stdin.close()
+            proc.wait(timeout=30)
+    return {
+        "mode": "raw",
+        "tool": tool,
+        "calls": calls,
+        "search_p50": median(search_s),
+        "search_p95": percentile(search_s, 95),
+        "noop_p50": median(noop_s),
+        "noop_p95": percentile(noop_s, 95),
+    }

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import posixpath
 from dataclasses import dataclass
+from functools import lru_cache
 from urllib.parse import unquote, urlsplit
 
 from markdown_it import MarkdownIt
@@ -47,7 +48,15 @@ def links(unit: Unit, corpus: Corpus) -> list[Link]:
     return found
 
 
-def hrefs(markdown: str) -> list[tuple[str, str]]:
+def hrefs(markdown: str) -> tuple[tuple[str, str], ...]:
+    """(text, href) of every markdown link in `markdown`. Parsed once per text (every hit of every
+    answer lists its links); a text without `[` has none (autolinks carry a scheme, so they are
+    never relative links)."""
+    return _hrefs(markdown) if "[" in markdown else ()
+
+
+@lru_cache(maxsize=4096)
+def _hrefs(markdown: str) -> tuple[tuple[str, str], ...]:
     pairs: list[tuple[str, str]] = []
     for block in _md.parse(markdown):
         for i, token in enumerate(block.children or []):
@@ -59,4 +68,4 @@ def hrefs(markdown: str) -> list[tuple[str, str]]:
                         break
                     text += inner.content
                 pairs.append((text, href))
-    return pairs
+    return tuple(pairs)
