@@ -15,12 +15,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import anyio
 
-from server import announce, build_parser, configure_logging, create_server, open_index
+from server import SWITCH_INTERVAL_S, announce, build_parser, configure_logging, create_server, open_index
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     args = build_parser().parse_args(["serve", *(sys.argv[1:] if argv is None else argv)])
     configure_logging(args.log_level or "INFO", args.log_file)
+    sys.setswitchinterval(SWITCH_INTERVAL_S)  # as server.main does
     live, config = open_index(args)
     announce(live)
     server = create_server(live, config)

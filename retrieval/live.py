@@ -168,7 +168,10 @@ class LiveIndex:
         self.present: dict[str, bool] = {r.label: True for r in self.roots}
         self.listeners: list[Listener] = []
         self._lock = threading.Lock()
+        self._turnstile = threading.Lock()
         self._root_locks = {r.label: threading.Lock() for r in self.roots}
+        self._waiting = {r.label: 0 for r in self.roots}
+        """Sweeps and refreshes waiting for each root's lock (patrol steps give way to them)."""
         self._files: dict[str, dict[str, CorpusFile]] = {r.label: {} for r in self.roots}
         """Per root, by relative path; changed only in `_apply`, read under the root's lock."""
         self._skipped: dict[str, dict[str, SkippedFile]] = {r.label: {} for r in self.roots}
@@ -218,7 +221,7 @@ class LiveIndex:
         restored = self.cache.load(root, self._cache_key(root))
         if restored is None:
             return False
-        with self._lock:
+        with self._writing():
             self.corpus.files.update(zip([f.path for f in restored.files], restored.files, strict=True))
             self._files[root.label].update(zip([f.rel for f in restored.files], restored.files, strict=True))
             self.library.sections.unpack(restored.sections)
@@ -258,7 +261,7 @@ class LiveIndex:
         if not self.present[root.label] or self.last_error is not None:
             return
         started = time.perf_counter()
-        with self._lock:
+        with self._writing():
             self._dirty[root.label] = False  # a change from now on makes it dirty again
             files = sorted(self._files[root.label].values(), key=lambda f: f.rel)
             paths = [f.path for f in files]
@@ -320,8 +323,18 @@ class LiveIndex:
 
     @contextmanager
     def view(self) -> Iterator[View]:
+        with self._turnstile:  # queue behind an update that is waiting (see `_writing`)
+            pass
         with self._lock:
             yield View(self.corpus, self.library, self.generation, self.last_change)
+
+    @contextmanager
+    def _writing(self) -> Iterator[None]:
+        """The lock, for an update (or a short read of the live state). An update waiting for it
+        holds the turnstile, so new `view()`s wait behind it: back-to-back searches (an agent
+        polling, a slow miss) cannot starve the watcher's updates."""
+        with self._turnstile, self._lock:
+            yield
 
     def fresh_since(self, roots: Iterable[Root]) -> float:
         """The moment up to which every change in `roots` is reflected (the oldest root's)."""
@@ -333,9 +346,21 @@ class LiveIndex:
 
     # --- updates ----------------------------------------------------------------------------
 
+    @contextmanager
+    def _updating(self, root: Root) -> Iterator[None]:
+        """The root's update lock, for a sweep or refresh. Patrol steps stand aside while one of
+        these waits (a step takes the lock only when nobody is waiting for it), so a watcher's
+        rescan is never starved by steps asked for by back-to-back calls."""
+        with self._patrol_guard:
+            self._waiting[root.label] += 1
+        with self._root_locks[root.label]:
+            with self._patrol_guard:
+                self._waiting[root.label] -= 1
+            yield
+
     def sweep(self, root: Root) -> Change:
         """Bring `root` up to date by stat: only files whose size or mtime moved are re-read."""
-        with self._root_locks[root.label]:
+        with self._updating(root):
             started = time.time()
             try:
                 change = self._sweep(root)
@@ -346,7 +371,7 @@ class LiveIndex:
 
     def refresh(self, root: Root, paths: Iterable[str | Path]) -> Change:
         """Update just these absolute paths of `root` (files or folders, present or gone)."""
-        with self._root_locks[root.label]:
+        with self._updating(root):
             try:
                 return self._refresh(root, paths)
             except Exception as exc:
@@ -391,7 +416,7 @@ class LiveIndex:
         begins another. Never waits: a root being read or updated by someone else is left alone
         (that is progress too)."""
         lock = self._root_locks[root.label]
-        if root.label in self.building or not lock.acquire(blocking=False):
+        if root.label in self.building or self._waiting[root.label] or not lock.acquire(blocking=False):
             return Change()
         try:
             return self._patrol(root, budget_s)
@@ -406,16 +431,15 @@ class LiveIndex:
         if any of them changed after `generation` (the one the units were found in: another
         update may have come in between)."""
         stale: dict[str, list[Path]] = {}
-        newer = False
-        with self._lock:
-            for path in {u.path for u in units}:
+        paths = {u.path for u in units}
+        with self._writing():
+            for path in paths:
                 f = self.corpus.files.get(path)
-                newer |= generation is not None and self._changed_in.get(path, 0) > generation
                 if f is None or _moved(f):
                     root = f.root if f else self._root_of(path)
                     if root is not None:
                         stale.setdefault(root.label, []).append(_fs_path(root, path.split("/", 1)[1]))
-        changed = newer
+        changed = False
         for root in self.roots:
             if root.label in stale and root.label not in self.building:  # partial answers: never wait
                 changed |= self.refresh(root, stale[root.label]).count > 0
@@ -423,7 +447,9 @@ class LiveIndex:
                 # all the same, so the caller searches again rather than serve it.
                 pending = self._pending[root.label]
                 changed |= any(_relative(root, path) in pending for path in stale[root.label])
-        return changed
+        # Checked last: another thread (the watcher, a patrol step) may have applied the change
+        # while this one waited for the root, and then this refresh found nothing left to do.
+        return changed or (generation is not None and any(self._changed_in.get(p, 0) > generation for p in paths))
 
     def route(self, changes: Iterable[tuple[object, str]] | None) -> None:
         """Apply one watcher report: a full stat sweep (None), a batch of (change, path), or a
@@ -640,7 +666,7 @@ class LiveIndex:
             )
 
     def _apply(self, root: Root, batch: _Batch) -> Change:
-        with self._lock:
+        with self._writing():
             files, mine = self.corpus.files, self._files[root.label]
             before = {rel for rel in batch.files if rel in mine}
             for rel in batch.removed:

@@ -4,7 +4,7 @@ headings, and the headings and files nearest to a query that matched nothing."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
@@ -31,43 +31,55 @@ class Nearby:
 SHORTLIST = 256
 """Above this many candidates, only those sharing the most character trigrams with the query are
 compared in full (difflib is ~20 µs a comparison: 38k docs files would take most of a second)."""
-BUDGET_S = 0.25
-"""Past this long, the nearest list is built from the candidates seen so far."""
+BUDGET_S = 0.1
+"""Past this long, the shortlist is taken from the candidates looked at so far."""
+
+
+Candidate = tuple[str, str, str, str, "int | None", "int | None", bool]
+"""(folded text, text, display path, URI, start line, end line, is a heading): plain tuples, since
+a docs root has tens of thousands and only the few nearest become `Nearby`."""
+
+
+def candidates(units: Iterable[Unit], files: Iterable[CorpusFile]) -> list[Candidate]:
+    """What a nearest list is chosen from: every heading trail, then every file path."""
+    found: list[Candidate] = []
+    for u in units:
+        if u.heading and u.heading != INTRO:
+            text = " > ".join(u.trail)
+            found.append((text.casefold(), text, u.path, u.section_uri, u.start_line, u.end_line, True))
+    found.extend((f.rel.casefold(), f.rel, f.path, f.uri, None, None, False) for f in files)
+    return found
 
 
 def nearest(
     query: str, units: Iterable[Unit], files: Iterable[CorpusFile], limit: int = 5, budget_s: float = BUDGET_S
 ) -> list[Nearby]:
     """The headings and file paths most similar to `query` (fuzzy, on the text itself)."""
+    return nearest_in(query, candidates(units, files), limit, budget_s)
+
+
+def nearest_in(query: str, pool: Sequence[Candidate], limit: int = 5, budget_s: float = BUDGET_S) -> list[Nearby]:
+    """The `limit` candidates most similar to `query`. Above `SHORTLIST` candidates, only those
+    sharing the most character trigrams with the query are compared in full; past `budget_s`,
+    from the candidates looked at so far."""
     q = query.casefold().strip()
     started = time.monotonic()
-    pool: list[tuple[str, Nearby]] = []
-    for i, candidate in enumerate(_candidates(units, files)):
-        if i % 512 == 511 and time.monotonic() - started > budget_s:
-            break
-        pool.append(candidate)
     if len(pool) > SHORTLIST:
         grams = {q[i : i + 3] for i in range(len(q) - 2)} or {q}
-        folded = [text.casefold() for text, _ in pool]
-        overlap = [sum(g in text for g in grams) for text in folded]
-        best = sorted(range(len(pool)), key=lambda i: -overlap[i])[:SHORTLIST]
-        pool = [pool[i] for i in sorted(best) if overlap[i]] or pool[:SHORTLIST]
-    candidates = [(_similar(q, text), near) for text, near in pool]
-    candidates.sort(key=lambda c: (-c[0], c[1].path, c[1].start_line or 0))
+        overlap: list[int] = []
+        for start in range(0, len(pool), 4096):
+            if start and time.monotonic() - started > budget_s:
+                break
+            overlap.extend(sum(g in c[0] for g in grams) for c in pool[start : start + 4096])
+        best = sorted(range(len(overlap)), key=lambda i: -overlap[i])[:SHORTLIST]
+        pool = [pool[i] for i in sorted(best) if overlap[i]] or list(pool[:SHORTLIST])
+    scored = [(_similar(q, c[1]), c) for c in pool]
+    scored.sort(key=lambda sc: (-sc[0], sc[1][2], sc[1][4] or 0))
     return [
-        Nearby(n.path, n.uri, n.heading, n.start_line, n.end_line, round(score, 3))
-        for score, n in candidates[:limit]
+        Nearby(c[2], c[3], c[1] if c[6] else None, c[4], c[5], round(score, 3))
+        for score, c in scored[:limit]
         if score > 0
     ]
-
-
-def _candidates(units: Iterable[Unit], files: Iterable[CorpusFile]) -> Iterator[tuple[str, Nearby]]:
-    for u in units:
-        if u.heading and u.heading != INTRO:
-            text = " > ".join(u.trail)
-            yield text, Nearby(u.path, u.section_uri, text, u.start_line, u.end_line, 0.0)
-    for f in files:
-        yield f.rel, Nearby(f.path, f.uri, None, None, None, 0.0)
 
 
 def _similar(query: str, text: str) -> float:

@@ -15,8 +15,10 @@ the end says so.
 
 from __future__ import annotations
 
+import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+import weakref
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field, replace
@@ -24,7 +26,7 @@ from dataclasses import dataclass, field, replace
 from corpus.catalog import Corpus, CorpusFile
 from retrieval.index import BM25Index
 from retrieval.library import Library
-from retrieval.outline import Nearby, nearest
+from retrieval.outline import Candidate, Nearby, candidates, nearest_in
 from retrieval.query import MAX_QUERY_CHARS, MAX_QUERY_TERMS, Query, contains, looks_like_path, parse
 from retrieval.retriever import BM25Retriever, Found, Partial, RetrievalRequest, RetrievedDocument, Retriever
 from retrieval.sections import INTRO
@@ -209,30 +211,53 @@ def _nearest(query_text: str, scope: Scope, library: Library, corpus: Corpus) ->
     has them (the searchable `.AGENTS` files); otherwise (`search_docs` over docs roots and pinned
     files) the heading trails its windows start under, with the lines of those windows, which
     costs no parsing at query time."""
-    files = _files(corpus, scope)
-
-    def units() -> Iterator[Unit]:  # lazily: the nearest list stops reading them at its time budget
+    key = (scope, library.sections.generation, library.windows.generation)
+    with _POOLS_LOCK:
+        pools = _POOLS.setdefault(library, {})
+        pool = pools.get(key)
+    if pool is None:
+        files = _files(corpus, scope)
+        units: list[Unit] = []
+        headed: list[Candidate] = []
         for f in files:
-            sections = library.sections.payloads(f.path)
-            if sections or scope.kind == "sections":
-                yield from sections
+            if library.sections.group_size(f.path) or scope.kind == "sections":
+                units.extend(library.sections.payloads(f.path))
             else:
-                yield from _window_headings(library.windows.payloads(f.path))
+                headed.extend(_window_headings(library.windows.payloads(f.path)))
+        pool = candidates(units, files)
+        pool[len(pool) - len(files) : len(pool) - len(files)] = headed  # headings before the file paths
+        with _POOLS_LOCK:
+            pools[key] = pool
+            while len(pools) > 4:
+                del pools[next(iter(pools))]
+    return nearest_in(query_text, pool)
 
-    return nearest(query_text, units(), files)
+
+_POOLS: weakref.WeakKeyDictionary[Library, dict[tuple[object, ...], list[Candidate]]] = weakref.WeakKeyDictionary()
+"""Nearest-list candidates per library, scope and index generations: built once after a change,
+not on every miss (on a 38k-file docs root building them is most of a second of CPU, and a
+search that hogs the interpreter slows the watcher's sweeps in other threads)."""
+_POOLS_LOCK = threading.Lock()
 
 
-def _window_headings(windows: Sequence[Unit]) -> list[Unit]:
-    """One pseudo-section per heading trail of a file's windows: the trail, and the lines of the
-    windows that start under it."""
-    spans: dict[tuple[str, ...], Unit] = {}
+def _window_headings(windows: Sequence[Unit]) -> list[Candidate]:
+    """One candidate per heading trail of a file's windows: the trail, and the lines of the
+    windows that start under it (linked by line range: nothing is parsed at query time)."""
+    spans: dict[tuple[str, ...], list[int]] = {}
     for w in windows:
         if not w.trail or w.trail[-1] == INTRO:
             continue
         seen = spans.get(w.trail)
-        start, end = (seen.start_line, max(seen.end_line, w.end_line)) if seen else (w.start_line, w.end_line)
-        spans[w.trail] = Unit(w.path, w.uri, "", start, end, heading=w.trail[-1], trail=w.trail)
-    return list(spans.values())
+        if seen is None:
+            spans[w.trail] = [w.start_line, w.end_line]
+        else:
+            seen[1] = max(seen[1], w.end_line)
+    found: list[Candidate] = []
+    for trail, (start, end) in spans.items():
+        text = " > ".join(trail)
+        w = windows[0]
+        found.append((text.casefold(), text, w.path, f"{w.uri}#L{start}-L{end}", start, end, True))
+    return found
 
 
 def _by_path(
