@@ -65,7 +65,7 @@ def explainer(live: LiveIndex, kind: str, terms: Sequence[str]) -> Callable[[Ret
     index = library.sections if kind == "sections" else library.windows
 
     def explain(doc: RetrievedDocument) -> list[MatchedTerm]:
-        fields = library.ranking.terms(doc.unit)
+        fields = library.terms(doc.unit)
         proximity = dict(doc.proximity)  # a term's proximity bonus counts once, with its first occurrence
         return [
             MatchedTerm(term=term, contribution=round(share + proximity.pop(term, 0.0), 4), fields=where)

@@ -8,8 +8,9 @@ update of each index).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from corpus.catalog import Corpus
 from retrieval.feedback import expansion
@@ -38,6 +39,8 @@ class Library:
         # What the tools serve (`policy.served`); assign another retriever to serve it instead.
         self.section_retriever: Retriever = self.retriever(self.sections, expand)
         self.window_retriever: Retriever = self.retriever(self.windows, expand)
+        # A hit's terms per field, for its explanation: the same few hits come back call after call.
+        self.terms: Callable[[Unit], list[Sequence[str]]] = lru_cache(maxsize=256)(ranking.terms)
 
     def retriever(self, index: BM25Index[Unit], expand: Expander | None = None) -> BM25Retriever:
         """A retriever over `index` with this library's ranking: floor, copies, proximity."""
