@@ -800,14 +800,15 @@ def _corpus_flags() -> argparse.ArgumentParser:
     group.add_argument(
         "--no-cache", action="store_true", help="index from the files every time; read and write no cache"
     )
+    _log_flags(group, "default: INFO for serve, WARNING for the other commands")
+    return flags
+
+
+def _log_flags(group: argparse._ActionsContainer, level_help: str) -> None:
     group.add_argument(
-        "--log-level",
-        default=None,
-        choices=["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"],
-        help="default: INFO for serve, WARNING for the other commands",
+        "--log-level", default=None, choices=["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"], help=level_help
     )
     group.add_argument("--log-file", metavar="PATH", help="also write the log to this file")
-    return flags
 
 
 def _budget_flags() -> argparse.ArgumentParser:
@@ -921,13 +922,7 @@ def build_parser() -> argparse.ArgumentParser:
         "action", nargs="?", choices=["show", "clear"], default="show", help="show (default) or clear"
     )
     cache_cmd.add_argument("--cache-dir", metavar="DIR", type=Path, help="the cache folder (default: as for serve)")
-    cache_cmd.add_argument(
-        "--log-level",
-        default=None,
-        choices=["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"],
-        help="default: WARNING",
-    )
-    cache_cmd.add_argument("--log-file", metavar="PATH", help="also write the log to this file")
+    _log_flags(cache_cmd, "default: WARNING")
     commands.add_parser(
         "doctor", parents=[corpus, budgets, output], help="lint the corpus; exit 1 on errors (use it in CI)"
     )

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 from corpus.catalog import Corpus, CorpusFile
 from retrieval.index import BM25Index
 from retrieval.library import Library
-from retrieval.outline import Candidate, Nearby, candidates, nearest_in
+from retrieval.outline import Candidate, Nearby, candidates, nearest
 from retrieval.query import MAX_QUERY_CHARS, MAX_QUERY_TERMS, Query, contains, looks_like_path, parse
 from retrieval.retriever import BM25Retriever, Found, Partial, RetrievalRequest, RetrievedDocument, Retriever
 from retrieval.sections import INTRO
@@ -224,13 +224,12 @@ def _nearest(query_text: str, scope: Scope, library: Library, corpus: Corpus) ->
                 units.extend(library.sections.payloads(f.path))
             else:
                 headed.extend(_window_headings(library.windows.payloads(f.path)))
-        pool = candidates(units, files)
-        pool[len(pool) - len(files) : len(pool) - len(files)] = headed  # headings before the file paths
+        pool = candidates(units, files, headed)
         with _POOLS_LOCK:
             pools[key] = pool
             while len(pools) > 4:
                 del pools[next(iter(pools))]
-    return nearest_in(query_text, pool)
+    return nearest(query_text, pool)
 
 
 _POOLS: weakref.WeakKeyDictionary[Library, dict[tuple[object, ...], list[Candidate]]] = weakref.WeakKeyDictionary()

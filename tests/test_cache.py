@@ -274,16 +274,32 @@ def test_an_unwritable_cache_folder_only_costs_the_cache(
     assert_like_fresh(live, *trees)
 
 
+def big_docs_tree(make_tree: Callable[..., Path]) -> tuple[Path, Path, int]:
+    """A small .AGENTS and a docs root of one chunk and a bit more: read in two batches."""
+    agents = make_tree({"overview.md": "# Overview\n\nhi\n", "rules.md": "# Rules\n\nalpha rules\n"})
+    n = live_module.CHUNK + 150
+    docs = make_tree({f"d{i:05d}.md": f"# Doc {i}\n\nalpha word{i}\n" for i in range(n)}, name="big")
+    return agents, docs, n
+
+
+def held_after_first_chunk(at_boundary: threading.Event, release: threading.Event) -> Callable[[str], None]:
+    """A progress hook that holds the background read after its first batch until `release`."""
+
+    def progress(message: str) -> None:
+        if "files read" in message and not at_boundary.is_set():
+            at_boundary.set()
+            release.wait(60)
+
+    return progress
+
+
 def test_background_indexing_answers_from_what_is_ready_marked_partial(
     make_tree: Callable[..., Path], cache_dir: Path
 ) -> None:
     """A large docs root is read in chunks in a background thread; until it is done, answers come
     from what is ready and say so. (The progress callback holds the indexer at a chunk boundary, so
     the test sees the partial state for certain.)"""
-    agents = make_tree({"overview.md": "# Overview\n\nhi\n", "rules.md": "# Rules\n\nalpha rules\n"})
-    n = live_module.CHUNK + 150
-    docs = make_tree({f"d{i:05d}.md": f"# Doc {i}\n\nalpha word{i}\n" for i in range(n)}, name="big")
-
+    agents, docs, n = big_docs_tree(make_tree)
     at_boundary, release = threading.Event(), threading.Event()
     messages: list[str] = []
 
@@ -359,17 +375,9 @@ async def test_while_a_docs_root_is_indexed_the_tools_answer_partial_with_the_pr
     """Through a real MCP client: the server is up before a large docs root is read; search_docs
     answers from what is ready, marked `partial=1 indexing=label:done/total`, and
     context_status says INDEXING; once read, answers are whole again."""
-    agents = make_tree({"overview.md": "# Overview\n\nhi\n", "rules.md": "# Rules\n\nalpha rules\n"})
-    n = live_module.CHUNK + 150
-    docs = make_tree({f"d{i:05d}.md": f"# Doc {i}\n\nalpha word{i}\n" for i in range(n)}, name="big")
+    agents, docs, n = big_docs_tree(make_tree)
     at_boundary, release = threading.Event(), threading.Event()
-
-    def progress(message: str) -> None:
-        if "files read" in message and not at_boundary.is_set():
-            at_boundary.set()
-            release.wait(60)
-
-    live = open_live(agents, docs, cache_dir, background=True, progress=progress)
+    live = open_live(agents, docs, cache_dir, background=True, progress=held_after_first_chunk(at_boundary, release))
     server = create_server(live, Config(agents=[agents], docs=[docs]))
     try:
         async with Client(server) as client:
@@ -414,17 +422,9 @@ def test_exit_writes_only_small_roots_and_stops_a_background_read_promptly(
     make_tree: Callable[..., Path], cache_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(live_module, "SAVE_ON_EXIT_FILES", 10)
-    agents = make_tree({"overview.md": "# Overview\n\nhi\n", "rules.md": "# Rules\n\nalpha rules\n"})
-    n = live_module.CHUNK + 150
-    docs = make_tree({f"d{i:05d}.md": f"# Doc {i}\n\nalpha word{i}\n" for i in range(n)}, name="big")
+    agents, docs, _ = big_docs_tree(make_tree)
     at_boundary, release = threading.Event(), threading.Event()
-
-    def progress(message: str) -> None:
-        if "files read" in message and not at_boundary.is_set():
-            at_boundary.set()
-            release.wait(60)
-
-    live = open_live(agents, docs, cache_dir, background=True, progress=progress)
+    live = open_live(agents, docs, cache_dir, background=True, progress=held_after_first_chunk(at_boundary, release))
     assert at_boundary.wait(60)
     (agents / "rules.md").write_text("# Rules\n\nomega rules\n")
     live.refresh(live.roots[0], [agents / "rules.md"])
