@@ -194,8 +194,6 @@ class AgentsServer(MCPServer[AppState]):
         """Each root's folder (device, inode) when the watcher last (re)started on it."""
         self.lost: set[str] = set()
         """Roots whose folder the watcher reported deleted since then: its watch on them is gone."""
-        self.applying = 0
-        """Watcher batches being applied right now."""
         self.started = time.time()
         super().__init__(subscriptions=self.bus, **kwargs)
 
@@ -212,10 +210,9 @@ class AgentsServer(MCPServer[AppState]):
 
     def watcher_current(self) -> bool:
         """The watcher runs and reported in lately (it reports at least once a poll interval, even
-        when nothing changed): not dead, not hung, and not stuck applying a long batch."""
+        when nothing changed): not dead, not hung, and not stuck applying a long batch (its queue
+        is not drained then: calls ask for patrol steps, which stand aside while it applies)."""
         status, config = self.watch_status, self.config
-        if self.applying and status.healthy:
-            return True  # applying a batch (the start-up rescan of a large root takes a while)
         if not status.healthy or status.last_tick is None:
             return False
         overdue = 2 * config.poll_interval + config.debounce_ms / 1000 + 1.0
@@ -672,12 +669,10 @@ def make_lifespan(live: LiveIndex, config: Config, watch_factory: WatchFactory) 
                 server.watched, server.lost = {r.label: folder_id(r) for r in live.roots}, set()
             else:  # a watch follows its folder: once that is deleted, a new one there goes unseen
                 server.lost.update(r.label for r in live.roots if (FileChange.deleted, str(r.path)) in changes)
-            server.applying += 1  # the watcher is current while it applies a batch, however long
             try:
                 await anyio.to_thread.run_sync(live.route, changes)
             finally:
-                server.applying -= 1
-                server.watch_status.last_tick = time.time()
+                server.watch_status.last_tick = time.time()  # reported and applied: current again
 
         live.listeners.append(on_update)
         async with anyio.create_task_group() as tg:

@@ -243,9 +243,9 @@ def _fit(answer: Answer, options: Options, block: Block, body: Body) -> Rendered
         if len(text) <= options.limit:
             return Rendered(text, _result(answer, options, [_shown(d, options) for d in docs[:n]]))
     cut = _cut(docs[0], answer, options, block, body)
-    text = with_status(body([block(docs[0], cut)], len(docs) - 1), _status(answer, options, 1))
+    text = with_status(body([block(docs[0], cut)], len(docs) - 1), _status(answer, options, 1, cut=True))
     if len(text) <= options.limit:
-        return Rendered(text, _result(answer, options, [cut]))
+        return Rendered(text, _result(answer, options, [cut], cut=True))
     # Even the first hit's path and heading alone exceed the budget: show none, skip past it.
     return Rendered(with_status(body([], len(docs)), _status(answer, options, 0)), _result(answer, options, []))
 
@@ -260,7 +260,9 @@ def _cut(doc: RetrievedDocument, answer: Answer, options: Options, block: Block,
         return "\n".join([*kept, f"[... cut at line {last_line} of {u.start_line}-{u.end_line}]"])
 
     # Sized with the widest marker and footer, so the result never exceeds the budget.
-    bare = with_status(body([block(doc, candidate([], u.end_line))], len(answer.docs) - 1), _status(answer, options, 1))
+    bare = with_status(
+        body([block(doc, candidate([], u.end_line))], len(answer.docs) - 1), _status(answer, options, 1, cut=True)
+    )
     room = options.limit - len(bare) - 12
     kept: list[str] = []
     used = 0
@@ -274,13 +276,14 @@ def _cut(doc: RetrievedDocument, answer: Answer, options: Options, block: Block,
     return candidate(kept, u.start_line + len(kept) - 1)
 
 
-def _status(answer: Answer, options: Options, shown: int) -> dict[str, object]:
+def _status(answer: Answer, options: Options, shown: int, cut: bool = False) -> dict[str, object]:
     fields: dict[str, object] = {"method": answer.method, "hits": shown}
     if options.dropped:
         fields["dropped"] = shorten("; ".join(options.dropped), ECHO_CHARS)
     omitted = len(answer.docs) - shown
-    if omitted:
+    if omitted or cut:  # hits dropped, or the one shown cut short
         fields["truncated"] = 1
+    if omitted:
         fields["omitted"] = omitted
     if omitted or answer.more:
         # A hit too large for any budget is skipped, so paging never stands still.
@@ -322,7 +325,7 @@ def _miss(line: str, answer: Answer, options: Options) -> Rendered:
     return Rendered(f"{body}\n\n{status}", _result(answer, options, []))
 
 
-def _result(answer: Answer, options: Options, texts: Sequence[str]) -> SearchResult:
+def _result(answer: Answer, options: Options, texts: Sequence[str], cut: bool = False) -> SearchResult:
     hits = [
         Hit(
             rank=options.offset + i + 1,
@@ -342,7 +345,7 @@ def _result(answer: Answer, options: Options, texts: Sequence[str]) -> SearchRes
         )
         for i, (d, text) in enumerate(zip(answer.docs, texts, strict=False))
     ]
-    status = _status(answer, options, len(hits))
+    status = _status(answer, options, len(hits), cut)
     return SearchResult.model_validate(
         {
             "method": answer.method,

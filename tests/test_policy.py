@@ -184,6 +184,17 @@ async def test_max_tokens_is_clamped_and_drops_whole_hits_first(agents: Path) ->
     assert status["truncated"] == "1" and int(status["omitted"]) >= 5
 
 
+async def test_a_single_hit_cut_to_the_budget_says_truncated(agents: Path) -> None:
+    (agents / "big.md").write_text("# Big\n\n" + "".join(f"bulky line {i}\n" for i in range(400)))
+    server = make_server(agents)
+    async with Client(server) as client:
+        result = await client.call_tool("context_search", {"query": "bulky", "k": 1, "max_tokens": 200})
+    body, status = split_status(text_of(result))
+    assert "[... cut at line " in body and status["hits"] == "1"
+    assert status["truncated"] == "1" and "omitted" not in status
+    assert result.structured_content is not None and result.structured_content["truncated"] is True
+
+
 async def test_paging_follows_next_offset_to_the_end_and_never_loops(make_tree: Callable[..., Path]) -> None:
     page = "# Shutdown\n\nClose stdin, then send SIGTERM.\n"
     agents = make_tree({"v1/stdio.md": page, "v2/stdio.md": page, "other.md": "# Other\n\nSIGTERM once.\n"})

@@ -169,6 +169,21 @@ async def test_pinned_files_over_budget_are_cut_with_a_pointer(make_tree: Callab
     assert f" of {len(big.rstrip().encode())} bytes; read agents://overview.md for the rest]" in text
 
 
+async def test_a_long_manifest_stops_with_a_count_and_a_pointer_to_the_outline(make_tree: Callable[..., Path]) -> None:
+    files = {f"topic{i:04d}.md": f"# Topic {i} {'w' * 60}\n\n## Part {'p' * 60}\n\ntext\n" for i in range(600)}
+    server = make_server(make_tree({"overview.md": OVERVIEW, **files}))
+    async with Client(server) as client:
+        text = text_of(await client.call_tool("pinned_context", {}))
+        outline = (await client.read_resource("agents-context://outline")).contents[0]
+    body, status = split_status(text)
+    assert status["searchable_files"] == "600"
+    assert "- .AGENTS/topic0000.md: Topic 0" in body
+    listed = body.count("\n- .AGENTS/topic")
+    assert 0 < listed < 600 and len(body) < 40_000
+    assert f"- ... and {600 - listed} more files (agents-context://outline lists them all)" in body
+    assert "topic0599.md" in getattr(outline, "text", "")
+
+
 async def test_resources_list_every_agents_file_and_read_them(server: AgentsServer, mode: str) -> None:
     async with Client(server, mode=mode) as client:
         listed = {r.uri: r for r in (await client.list_resources()).resources}
