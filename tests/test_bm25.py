@@ -6,7 +6,7 @@ import math
 import random
 from collections import Counter
 from collections.abc import Sequence
-from itertools import chain
+from itertools import chain, product
 
 import pytest
 from hypothesis import given
@@ -224,7 +224,8 @@ def test_any_sequence_of_file_updates_scores_exactly_like_a_fresh_build(
 
 def test_a_larger_corpus_through_merges_renumbering_and_both_summing_paths(monkeypatch: pytest.MonkeyPatch) -> None:
     """Rare-term queries take the sparse path, frequent ones the dense one; hundreds of edits
-    merge and renumber segments; scores stay those of a fresh build."""
+    merge and renumber segments; scores stay those of a fresh build, whether the postings'
+    contributions are cached for the generation (small indexes) or computed by the query."""
     rng = random.Random(7)
     vocab = [f"w{i}" for i in range(3000)]
     weights = [1 / (i + 1) for i in range(3000)]
@@ -248,12 +249,19 @@ def test_a_larger_corpus_through_merges_renumbering_and_both_summing_paths(monke
         if step % 200 == 0:
             assert_scores_like(live, fresh(files, fields), queries)
     assert_scores_like(live, fresh(files, fields), queries)
-    for query in queries:  # both ways of summing give the same floats
+    rebuilt = fresh(files, fields)
+    for query in queries:  # both ways of summing, with and without the cache, give the same floats
+        weights = [1.0 + i / 3 for i in range(len(query))]
         by_path = []
-        for fraction in (0.0, math.inf):
+        for fraction, cached in product((0.0, math.inf), (0, index_module._CACHED_POSTINGS)):
             monkeypatch.setattr(index_module, "_DENSE_FRACTION", fraction)
-            by_path.append([(h.payload, h.score) for h in live.search(query, 1000)])
-        assert by_path[0] == by_path[1]
+            monkeypatch.setattr(index_module, "_CACHED_POSTINGS", cached)
+            live.generation += 1  # drop the caches of the other setting
+            rebuilt.generation += 1
+            for index, w in product((live, rebuilt), (None, weights)):
+                by_path.append([(h.payload, h.score) for h in index.ranked(query, 1000, w)[0]])
+        assert all(hits == by_path[0] for hits in by_path[::2])
+        assert all(hits == by_path[1] for hits in by_path[1::2])
         assert by_path[0] or query == ["w2999"]
     assert live.n_segments <= 12
     assert live.n_slots < 2 * live.n_docs + 256  # dead slots are renumbered away
