@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from corpus import frontmatter
 from corpus.errors import NotInCorpus
@@ -16,8 +17,10 @@ from corpus.rules import PinSet
 from corpus.scan import FileRef, SkippedFile, refused, walk
 
 
-@dataclass(frozen=True, slots=True)
-class CorpusFile:
+class CorpusFile(NamedTuple):
+    """One served file and its text. A named tuple (immutable, hashable, and built five times
+    faster than a frozen dataclass: a warm restart of a 38k-file root makes 38k of them)."""
+
     root: Root
     rel: str
     path: str
