@@ -23,6 +23,7 @@ from corpus.listing import listings_for
 from corpus.roots import Root, RootKind, find_agents_root, make_roots
 from corpus.rules import PinSet
 from corpus.scan import walk, walked
+from tests.tally import tried
 
 POSIX = os.name == "posix"
 
@@ -90,6 +91,7 @@ def test_binary_invalid_utf8_and_too_large_are_skipped(make_tree: Callable[..., 
     assert got["latin1.md"].startswith("not UTF-8 text")
     assert got["big.md"] == "too large (2000 bytes, limit 1000)"
     assert "small.md" not in got
+    tried("binary, not UTF-8 or too large (scan)", 3)
 
 
 @pytest.mark.parametrize(
@@ -247,6 +249,7 @@ def test_unreadable_files_and_folders_are_skipped() -> None:
         "closed": "unreadable folder (Permission denied)",
         "locked.md": "unreadable (permission denied)",
     }
+    tried("unreadable file or folder", 2)
 
 
 def test_default_pins_are_overview_and_conventions_at_the_top_only(make_tree: Callable[..., Path]) -> None:

@@ -309,6 +309,42 @@ async def test_a_device_inside_a_root_is_skipped_and_never_opened(make_tree: Cal
     tried("special file (device)")
 
 
+NOT_UTF8 = {
+    "latin1.md": "# Caf\xe9\n".encode("latin-1"),
+    "cp1252.md": "# \u201cquoted\u201d\n".encode("cp1252"),
+    "truncated.md": "# Tokyo \u6771\u4eac\n".encode()[:-2],  # a multibyte character cut short
+    "overlong.md": b"# slash \xc0\xaf\n",  # an overlong "/": never valid UTF-8
+    "surrogate.md": b"# half \xed\xa0\x80 of a pair\n",  # an encoded surrogate (CESU-8)
+    "beyond.md": b"# \xf4\x90\x80\x80 past U+10FFFF\n",
+    "utf16.md": "# Title\n\nwide text\n".encode("utf-16"),  # BOM and NUL bytes
+    "nul.md": b"# looks like text\x00but holds a NUL\n",
+}
+
+
+async def test_text_that_is_not_utf8_is_skipped_with_the_reason_and_never_served(
+    make_tree: Callable[..., Path],
+) -> None:
+    """Each file that is not valid UTF-8 (or holds a NUL) is skipped, says why in context_status,
+    refuses read_context and resources/read with that reason, and takes no other file down."""
+    agents = make_tree({"ok.md": "# Ok\n\nfine\n", **NOT_UTF8})
+    server = make_server(agents)
+    async with Client(server) as client:
+        reasons = await skipped_reasons(client)
+        listed = {str(r.uri) for r in (await client.list_resources()).resources}
+        for name in NOT_UTF8:
+            reason = reasons[f".AGENTS/{name}"]
+            assert reason.startswith(("not UTF-8 text", "binary")), (name, reason)
+            assert f"agents://{name}" not in listed
+            result = await client.call_tool("read_context", {"path": name})
+            assert result.is_error and reason in text_of(result), (name, text_of(result))
+            with pytest.raises(MCPError, match=r"not UTF-8|binary"):
+                await client.read_resource(f"agents://{name}")
+            tried("not UTF-8 text (status, read_context, resources/read)")
+        found = await client.call_tool("context_search", {"query": "fine wide text quoted"})
+        body, _ = split_status(text_of(found))
+        assert "ok.md" in body and not any(name in body for name in NOT_UTF8)
+
+
 async def test_hard_links_are_served_like_any_file_in_the_root(
     hostile: tuple[Path, AgentsServer], tmp_path: Path
 ) -> None:

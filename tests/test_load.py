@@ -30,12 +30,26 @@ def content(name: str, version: int) -> str:
     return f"# Doc {name}\n\nversion {version} of {name}, shared churn words.\n"
 
 
-def churn(root: Path, ops: int, seed: int, done: threading.Event) -> None:
+class Churn:
+    """How far the writer is, so each call can tell whether it ran while files were changing."""
+
+    def __init__(self) -> None:
+        self.ops = 0
+        self.done = threading.Event()
+        self.answered = threading.Event()
+        """Set when half the calls are answered: the writer waits for it halfway through, so
+        however fast it runs, at least that many calls overlap its second half."""
+
+
+def churn(root: Path, ops: int, seed: int, state: Churn) -> None:
     rng = random.Random(seed)
     version = 0
     try:
         for _ in range(ops):
             version += 1
+            state.ops = version
+            if version == ops // 2:
+                state.answered.wait(timeout=120)
             a, b = f"d{rng.randrange(60)}", f"d{rng.randrange(60)}"
             src, dst = root / f"{a}.md", root / f"{b}.md"
             op = rng.random()
@@ -52,7 +66,7 @@ def churn(root: Path, ops: int, seed: int, done: threading.Event) -> None:
             if version % 50 == 0:
                 time.sleep(0.005)
     finally:
-        done.set()
+        state.done.set()
 
 
 def ranked(live: LiveIndex, query: str) -> list[tuple[str, float]]:
@@ -64,17 +78,22 @@ def ranked(live: LiveIndex, query: str) -> list[tuple[str, float]]:
 async def test_concurrent_calls_during_heavy_churn_stay_correct(make_tree: Callable[..., Path]) -> None:
     root = make_tree({f"d{i}.md": content(f"d{i}", 0) for i in range(40)})
     server = make_server(root)
-    done = threading.Event()
-    writer = threading.Thread(target=churn, args=(root, 1000, 7, done))
+    state = Churn()
+    writer = threading.Thread(target=churn, args=(root, 1000, 7, state))
     answers: list[tuple[str, dict[str, Any] | None, bool]] = []
+    during: list[tuple[int, int]] = []  # the writer's progress when each call went out and came back
 
     async with Client(server) as client:
 
         async def call(i: int) -> None:
             tool = ("context_search", "search_docs", "context_status")[i % 3]
             args = {} if tool == "context_status" else {"query": "shared churn words", "k": 10}
+            sent = state.ops
             result = await client.call_tool(tool, args)
+            during.append((sent, state.ops))
             answers.append((text_of(result), result.structured_content, bool(result.is_error)))
+            if len(answers) >= 100:
+                state.answered.set()
 
         writer.start()
         async with anyio.create_task_group() as tg:
@@ -83,7 +102,8 @@ async def test_concurrent_calls_during_heavy_churn_stay_correct(make_tree: Calla
                 if i % 20 == 0:
                     await anyio.sleep(0.01)
         await anyio.to_thread.run_sync(writer.join)
-        assert done.is_set()
+        assert state.done.is_set()
+        assert state.answered.is_set()
 
         async def settled() -> bool:
             fresh = LiveIndex(make_roots([root]), settle_s=0)
@@ -92,6 +112,8 @@ async def test_concurrent_calls_during_heavy_churn_stay_correct(make_tree: Calla
         await eventually(settled, timeout=30)
 
     assert len(answers) == 200
+    overlapped = sum(1 for sent, back in during if sent > 0 and back < 1000)
+    assert overlapped >= 100, f"only {overlapped} calls ran while the files were changing"
     for text, structured, is_error in answers:
         assert not is_error, text
         _, status = split_status(text)
@@ -101,6 +123,7 @@ async def test_concurrent_calls_during_heavy_churn_stay_correct(make_tree: Calla
         for hit in hits:
             assert VERSION.match(hit["text"]), hit["text"]  # a whole version of one file, never a torn mix
     tried("concurrent calls under churn", 200)
+    tried("calls answered while files were changing", overlapped)
     tried("churn operations", 1000)
     fresh = LiveIndex(make_roots([root]), settle_s=0)
     for query in ("shared churn words", "version", "d7", "d13 d14"):
