@@ -4,11 +4,13 @@ memory sampled. Manual (10 minutes by default):
     uv run python bench/soak.py                 # 10 minutes
     uv run python bench/soak.py --minutes 2     # a shorter look
 
-Reports operations done, errors, and the server's RSS after a warm-up, at the end and at its
-highest, then a verdict: growth from the first samples after the warm-up to the last ones beyond
-10% (noise: allocator pools, caches filling) shows a leak, and the exit status is then 1 (also on
-any error); growth within 10% that has not levelled off (over 2.5% in the second half of the run)
-is "still growing": run longer to tell. Linux only (RSS from /proc). The server's cache goes to a temporary folder
+Reports operations done, errors, and the server's RSS one minute in, after a warm-up (a third of
+the run, at most 3 minutes: the server's bounded caches, LRUs of 1,024 texts and parsed files,
+fill with the soak's ever-new texts over the first minutes), at the end and at its highest, then a
+verdict: growth from the first samples after the warm-up to the last ones beyond 10% (noise:
+allocator pools) shows a leak, and the exit status is then 1 (also on any error); growth within
+10% that has not levelled off (over 2.5% in the second half of the run) is "still growing": run
+longer to tell. Linux only (RSS from /proc). The server's cache goes to a temporary folder
 ($AGENTS_CONTEXT_CACHE_DIR), removed at the end with the corpus copy: the user's cache is never
 written.
 """
@@ -16,6 +18,7 @@ written.
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import shutil
 import statistics
@@ -36,6 +39,9 @@ NOISE = 0.10
 """RSS growth after the warm-up that still counts as noise."""
 LEVEL = 0.025
 """Growth over the second half of the run below which RSS has levelled off."""
+ALLOCATOR_ENV = ("MALLOC_", "PYTHONMALLOC")
+WARM_UP_S = 180.0
+"""The longest warm-up (a third of a shorter run)."""
 WORDS = "deploy rollback secrets tokens review tests logging errors cache index watcher budget".split()
 
 
@@ -70,7 +76,8 @@ async def soak(seconds: float, seed: int) -> dict[str, object]:
     params = StdioServerParameters(
         command=sys.executable,
         args=[str(REPO / "server.py"), "--root", str(agents), "--docs", str(docs)],
-        env={ENV: str(tmp / "cache")},  # never the user's cache
+        # never the user's cache; allocator settings (MALLOC_*, PYTHONMALLOC) pass through, to compare
+        env={ENV: str(tmp / "cache")} | {k: v for k, v in os.environ.items() if k.startswith(ALLOCATOR_ENV)},
     )
     ops = errors = 0
     first_error = ""
@@ -80,7 +87,8 @@ async def soak(seconds: float, seed: int) -> dict[str, object]:
         async with Client(params, mode="legacy") as client:
             pid = server_pid(str(agents))
             started = time.monotonic()
-            warm_until = started + min(60.0, seconds / 5)
+            warm_until = started + min(WARM_UP_S, seconds / 3)
+            minute = 0
             next_sample = started
             while time.monotonic() - started < seconds:
                 kind = rng.random()
@@ -113,8 +121,11 @@ async def soak(seconds: float, seed: int) -> dict[str, object]:
                 ops += 1
                 now = time.monotonic()
                 if now >= next_sample:
+                    kib = rss_kib(pid)
+                    if not minute and now - started >= 60:
+                        minute = kib
                     if now >= warm_until:
-                        samples.append((now - started, rss_kib(pid)))
+                        samples.append((now - started, kib))
                     next_sample = now + every
                 await anyio.sleep(0.002)
             samples.append((time.monotonic() - started, rss_kib(pid)))
@@ -130,6 +141,8 @@ async def soak(seconds: float, seed: int) -> dict[str, object]:
         "operations": ops,
         "errors": errors,
         "first_error": first_error,
+        "rss_minute_mib": minute / 1024,
+        "warm_up_s": min(WARM_UP_S, seconds / 3),
         "rss_start_mib": start / 1024,
         "rss_end_mib": end / 1024,
         "rss_max_mib": max(rss) / 1024,
@@ -157,7 +170,9 @@ def main() -> None:
     if result["first_error"]:
         print(f"first error: {result['first_error']}")
     print(
-        f"server RSS: after warm-up {result['rss_start_mib']:.1f} MiB, end {result['rss_end_mib']:.1f} MiB, "
+        f"server RSS: one minute in {result['rss_minute_mib']:.1f} MiB, "
+        f"after the warm-up ({result['warm_up_s']:.0f} s) {result['rss_start_mib']:.1f} MiB, "
+        f"end {result['rss_end_mib']:.1f} MiB, "
         f"max {result['rss_max_mib']:.1f} MiB ({result['samples']} samples), growth {result['growth']:+.1%}"
     )
     print(f"RSS samples after the warm-up (MiB, evenly spaced): {result['trend_mib']}")

@@ -55,7 +55,7 @@ def hrefs(markdown: str) -> tuple[tuple[str, str], ...]:
     return _hrefs(markdown) if "[" in markdown else ()
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=1024)  # keyed by the text: a bound in texts kept alive, too
 def _hrefs(markdown: str) -> tuple[tuple[str, str], ...]:
     pairs: list[tuple[str, str]] = []
     for block in _md.parse(markdown):

@@ -22,6 +22,13 @@ from retrieval.units import Unit
 Shares = tuple[tuple[str, float], ...]
 """(query term, its share of a score), in query order."""
 
+TOKENIZED_TEXTS = 1024
+"""Hit texts whose tokens are remembered (for the proximity rerank and the phrase and redundancy
+checks), by text. An entry holds the text and a pointer a token (the term strings are shared by the
+tokenizer's word cache): about 6 KB for a 500-word window, so at most about 6 MB. With 4,096 a
+server under constant edits was still growing after 10 minutes (`bench/soak.py`); with 1,024 it
+levels off within a few."""
+
 
 @dataclass(frozen=True, slots=True)
 class RetrievalRequest:
@@ -126,7 +133,7 @@ class BM25Retriever:
         self.tokenize = tokenize
         self.score_floor = score_floor
         self.expand = expand
-        self._tokens = lru_cache(maxsize=4096)(lambda text: tuple(tokenize(text)))
+        self._tokens = lru_cache(maxsize=TOKENIZED_TEXTS)(lambda text: tuple(tokenize(text)))
 
     def retrieve(self, request: RetrievalRequest) -> list[RetrievedDocument]:
         found = self.search(request)
