@@ -23,6 +23,7 @@ moved (and re-indexes only those whose digest changed). The cache is a hint, nev
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import gc
 import hashlib
@@ -44,7 +45,7 @@ import platformdirs
 from filelock import FileLock, Timeout
 
 from corpus.catalog import CorpusFile
-from corpus.frontmatter import FrontMatter
+from corpus.frontmatter import EMPTY, FrontMatter
 from corpus.identity import display_path
 from corpus.roots import Root
 from retrieval import arrayfile
@@ -104,7 +105,7 @@ class _Strings:
 
 
 def _table(arrays: Mapping[str, npt.NDArray[Any]]) -> list[str]:
-    blob = arrays["blob"].tobytes().decode("utf-8", "surrogatepass")
+    blob = codecs.utf_8_decode(arrays["blob"].data, "surrogatepass", True)[0]  # from the buffer: no copy first
     table = blob.split("\0") if blob or int(arrays["count"][0]) else []
     if len(table) != int(arrays["count"][0]):
         raise ValueError("string table does not match its blob")
@@ -331,7 +332,7 @@ def _restore(root: Root, key: str, a: Mapping[str, npt.NDArray[Any]]) -> Restore
                 mtime_ns=mtime,
                 ctime_ns=ctime,
                 digest=s[digest],
-                meta=_front_matter(s[meta]) if meta >= 0 else FrontMatter(),
+                meta=_front_matter(s[meta]) if meta >= 0 else EMPTY,
             )
         )
     return Restored(files, _packed(a, "s", s, files), _packed(a, "w", s, files), float(header["saved_at"]))

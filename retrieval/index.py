@@ -79,7 +79,7 @@ class BM25Index(Postings[T]):
         super().__init__(len(self.fields))
         self._norms: list[FloatArray | None] = []
         self._norms_generation = -1
-        self._weights: tuple[int, dict[int, FloatArray]] = (-1, {})
+        self._weights: tuple[int, dict[int, tuple[FloatArray, list[int]]]] = (-1, {})
         """(generation, each segment's contributions by segment id): see `_CACHED_POSTINGS`."""
 
     # --- search -----------------------------------------------------------------------------
@@ -111,24 +111,31 @@ class BM25Index(Postings[T]):
             picked = [(term_id, row, w) for term_id, w in entries if (row := segment.row(term_id)) >= 0]
             if not picked:
                 continue
-            rows = np.array([row for _, row, _ in picked], dtype=np.int64)
-            starts = segment.indptr[rows]
-            lengths = segment.indptr[rows + 1] - starts
-            at = gather(starts, lengths)
-            docs = segment.docs[at]
-            if cached is not None:  # a dead slot's contributions are 0 there
-                contributions = cached[segment.id][at]
+            lengths: IntArray | list[int]
+            if cached is not None:  # slices of the cached rows (a dead slot's contributions are 0)
+                contributions_of, bounds = cached[segment.id]
+                spans = [(bounds[row], bounds[row + 1]) for _, row, _ in picked]
+                docs = np.concatenate([segment.docs[a:b] for a, b in spans])
+                contributions = np.concatenate([contributions_of[a:b] for a, b in spans])
+                lengths = [b - a for a, b in spans]
+                scale = None if weights is None else np.repeat(np.array([w for _, _, w in picked]), lengths)
             else:
+                rows = np.array([row for _, row, _ in picked], dtype=np.int64)
+                starts = segment.indptr[rows]
+                lengths = segment.indptr[rows + 1] - starts
+                at = gather(starts, lengths)
+                docs = segment.docs[at]
+                scale = None if weights is None else np.repeat(np.array([w for _, _, w in picked]), lengths)
                 ids = np.array([term_id for term_id, _, _ in picked], dtype=np.int64)
                 idfs = np.repeat(self._idfs(self._df.data[ids]), lengths)
                 tfs = segment.tfs[at]
                 if segment.live < len(segment.slots):
                     live = alive[docs]
                     docs, tfs, idfs = docs[live], tfs[live], idfs[live]
-                    lengths = np.bincount(np.repeat(np.arange(len(picked)), lengths)[live], minlength=len(picked))
+                    scale = None if scale is None else scale[live]
                 contributions = self._contributions(idfs, self._combined_tf(docs, tfs, norms))
-            if weights is not None:
-                contributions = contributions * np.repeat(np.array([w for _, _, w in picked]), lengths)
+            if scale is not None:
+                contributions = contributions * scale
             parts_docs.append(docs)
             parts_scores.append(contributions)
         if not parts_docs:
@@ -147,10 +154,11 @@ class BM25Index(Postings[T]):
         positive = scores > 0
         return docs_u[positive].astype(np.int64), scores[positive]
 
-    def _cached_weights(self) -> dict[int, FloatArray] | None:
-        """Every posting's contribution `idf * tf~ (k1 + 1) / (tf~ + k1)` by segment id (0 for a
-        dead slot), for this generation; None above `_CACHED_POSTINGS`. The same elementwise
-        floats as computing them at query time."""
+    def _cached_weights(self) -> dict[int, tuple[FloatArray, list[int]]] | None:
+        """By segment id, every posting's contribution `idf * tf~ (k1 + 1) / (tf~ + k1)` (0 for a
+        dead slot) and the row pointers as a list (a query slices rows: no gather), for this
+        generation; None above `_CACHED_POSTINGS`. The same elementwise floats as computing them
+        at query time."""
         generation, cached = self._weights
         if generation == self.generation:
             return cached
@@ -164,7 +172,7 @@ class BM25Index(Postings[T]):
             weights = self._contributions(idfs, self._combined_tf(segment.docs, segment.tfs, norms))
             if segment.live < len(segment.slots):
                 weights[~alive[segment.docs]] = 0.0
-            cached[segment.id] = weights
+            cached[segment.id] = (weights, segment.indptr.tolist())
         self._weights = (self.generation, cached)
         return cached
 
