@@ -79,6 +79,7 @@ async def soak(seconds: float, seed: int) -> dict[str, object]:
         # never the user's cache; allocator settings (MALLOC_*, PYTHONMALLOC) pass through, to compare
         env={ENV: str(tmp / "cache")} | {k: v for k, v in os.environ.items() if k.startswith(ALLOCATOR_ENV)},
     )
+    files_start = sum(1 for f in agents.rglob("*") if f.is_file()) + 500
     ops = errors = 0
     first_error = ""
     samples: list[tuple[float, int]] = []
@@ -103,7 +104,8 @@ async def soak(seconds: float, seed: int) -> dict[str, object]:
                         result = await client.call_tool("read_context", {"path": "security.md", "section": "Secrets"})
                     else:
                         target = agents / f"soak{rng.randrange(30)}.md"
-                        page = docs / f"d{rng.randrange(10)}" / f"page{rng.randrange(500)}.md"
+                        n = rng.randrange(500)  # an existing page: the corpus keeps its size
+                        page = docs / f"d{n // 50}" / f"page{n}.md"
                         choice = rng.random()
                         if choice < 0.6:
                             target.write_text(f"# Soak\n\n{' '.join(rng.choices(WORDS, k=80))}\n")
@@ -129,6 +131,8 @@ async def soak(seconds: float, seed: int) -> dict[str, object]:
                     next_sample = now + every
                 await anyio.sleep(0.002)
             samples.append((time.monotonic() - started, rss_kib(pid)))
+            status = (await client.call_tool("context_status", {})).structured_content or {}
+            files = sum(int(r.get("files", 0)) for r in status.get("roots", []))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     rss = [r for _, r in samples]
@@ -139,6 +143,9 @@ async def soak(seconds: float, seed: int) -> dict[str, object]:
     return {
         "seconds": seconds,
         "operations": ops,
+        "files": files,
+        "files_start": files_start,
+        "files_max": files_start + 30,  # the soak's own .AGENTS files: soak0.md .. soak29.md
         "errors": errors,
         "first_error": first_error,
         "rss_minute_mib": minute / 1024,
@@ -166,7 +173,11 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
     result = anyio.run(soak, args.minutes * 60, args.seed)
-    print(f"# soak: {result['seconds']:.0f} s, {result['operations']} operations, {result['errors']} errors")
+    print(
+        f"# soak: {result['seconds']:.0f} s, {result['operations']} operations, {result['errors']} errors, "
+        f"{result['files']} files served at the end ({result['files_start']} at the start, "
+        f"at most {result['files_max']}: the soak edits, deletes and re-creates 30 files)"
+    )
     if result["first_error"]:
         print(f"first error: {result['first_error']}")
     print(

@@ -25,9 +25,8 @@ Shares = tuple[tuple[str, float], ...]
 TOKENIZED_TEXTS = 1024
 """Hit texts whose tokens are remembered (for the proximity rerank and the phrase and redundancy
 checks), by text. An entry holds the text and a pointer a token (the term strings are shared by the
-tokenizer's word cache): about 6 KB for a 500-word window, so at most about 6 MB. With 4,096 a
-server under constant edits was still growing after 10 minutes (`bench/soak.py`); with 1,024 it
-levels off within a few."""
+tokenizer's word cache): about 6 KB for a 500-word window, so at most about 6 MB (4,096 allowed
+24 MB, which a long session of ever-new hits slowly fills)."""
 
 
 @dataclass(frozen=True, slots=True)
