@@ -85,8 +85,7 @@ class BM25Index(Postings[T]):
     # --- search -----------------------------------------------------------------------------
 
     def idf(self, term: str) -> float:
-        df = self.df(term)
-        return math.log(1.0 + (self._n - df + 0.5) / (df + 0.5))
+        return self._idfs([self.df(term)])[0]
 
     def score_all(self, terms: Sequence[str], weights: Sequence[float] | None = None) -> tuple[IntArray, FloatArray]:
         """Slots with a positive score, and their scores (slot order).
@@ -126,8 +125,8 @@ class BM25Index(Postings[T]):
                 at = gather(starts, lengths)
                 docs = segment.docs[at]
                 scale = None if weights is None else np.repeat(np.array([w for _, _, w in picked]), lengths)
-                ids = np.array([term_id for term_id, _, _ in picked], dtype=np.int64)
-                idfs = np.repeat(self._idfs(self._df.data[ids]), lengths)
+                df = self._df.data
+                idfs = np.repeat(np.array(self._idfs([int(df[term_id]) for term_id, _, _ in picked])), lengths)
                 tfs = segment.tfs[at]
                 if segment.live < len(segment.slots):
                     live = alive[docs]
@@ -168,7 +167,7 @@ class BM25Index(Postings[T]):
         alive = self._alive.view()
         cached = {}
         for segment in self._segments:
-            idfs = np.repeat(self._idfs(self._df.data[segment.term_ids]), np.diff(segment.indptr))
+            idfs = np.repeat(np.array(self._idfs(self._df.data[segment.term_ids].tolist())), np.diff(segment.indptr))
             weights = self._contributions(idfs, self._combined_tf(segment.docs, segment.tfs, norms))
             if segment.live < len(segment.slots):
                 weights[~alive[segment.docs]] = 0.0
@@ -176,11 +175,11 @@ class BM25Index(Postings[T]):
         self._weights = (self.generation, cached)
         return cached
 
-    def _idfs(self, df: IntArray) -> FloatArray:
-        """The idf of terms with these document frequencies (as `idf`, but elementwise numpy)."""
-        df_f = df.astype(np.float64)
-        idfs: FloatArray = np.log(1.0 + (self._n - df_f + 0.5) / (df_f + 0.5))
-        return idfs
+    def _idfs(self, dfs: Sequence[int]) -> list[float]:
+        """The idf of terms with these document frequencies, as `idf` computes it (math.log: one
+        formula for the cached and the query-time paths, and the explanations)."""
+        n = self._n
+        return [math.log(1.0 + (n - df + 0.5) / (df + 0.5)) for df in dfs]
 
     def _contributions(self, idfs: FloatArray, tf: FloatArray) -> FloatArray:
         """A posting's share of the score, before the query term's weight: the one formula of
