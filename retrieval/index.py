@@ -38,11 +38,12 @@ FloatArray = npt.NDArray[np.float64]
 
 _CACHED_POSTINGS = 1 << 19
 """Up to this many postings (4 MB of float64), each posting's whole contribution (idf times
-saturated tf) is computed once per generation, by the first query after a change (up to about
-10 ms), and a query only adds them up: 2x faster on small corpora. Above it a query computes the
-contributions of its terms' postings: a change in N or the average length alters every
-contribution, and recomputing them all after each edit would cost more than it saves (tldr's 2M
-postings: 70 ms)."""
+saturated tf) is computed once per generation, by the second query of the generation (up to about
+12 ms), and later queries only add up their terms' rows: about half the time on small corpora. The
+first query after a change computes its own terms' contributions, so a corpus that changes between
+every two queries never pays for the cache. Above this size a query always computes its own: every
+edit changes N and the average length, and with them every contribution (tldr's 1.4M postings
+would take 40-70 ms to recompute)."""
 
 _DENSE_FRACTION = 0.125
 """Sum contributions into a dense array of every slot when a query's postings exceed this share of
@@ -80,6 +81,8 @@ class BM25Index(Postings[T]):
         self._norms: list[FloatArray | None] = []
         self._norms_generation = -1
         self._weights: tuple[int, dict[int, tuple[FloatArray, list[int]]]] = (-1, {})
+        self._queried = -1
+        """The generation of the last query that found no cache (the next one builds it)."""
         """(generation, each segment's contributions by segment id): see `_CACHED_POSTINGS`."""
 
     # --- search -----------------------------------------------------------------------------
@@ -156,11 +159,14 @@ class BM25Index(Postings[T]):
     def _cached_weights(self) -> dict[int, tuple[FloatArray, list[int]]] | None:
         """By segment id, every posting's contribution `idf * tf~ (k1 + 1) / (tf~ + k1)` (0 for a
         dead slot) and the row pointers as a list (a query slices rows: no gather), for this
-        generation; None above `_CACHED_POSTINGS`. The same elementwise floats as computing them
-        at query time."""
+        generation; None for the generation's first query and above `_CACHED_POSTINGS`. The same
+        elementwise floats as computing them at query time."""
         generation, cached = self._weights
         if generation == self.generation:
             return cached
+        if self._queried != self.generation:  # the first query of this generation: no cache yet
+            self._queried = self.generation
+            return None
         if sum(len(segment.docs) for segment in self._segments) > _CACHED_POSTINGS:
             return None
         norms = self._field_norms()
