@@ -43,7 +43,7 @@ saturated tf) is computed once per generation, by the second query of the genera
 first query after a change computes its own terms' contributions, so a corpus that changes between
 every two queries never pays for the cache. Above this size a query always computes its own: every
 edit changes N and the average length, and with them every contribution (tldr's 1.4M postings
-would take 40-70 ms to recompute)."""
+would take about 70 ms to recompute)."""
 
 _DENSE_FRACTION = 0.125
 """Sum contributions into a dense array of every slot when a query's postings exceed this share of
