@@ -188,6 +188,7 @@ async def watcher_ready(client: Client) -> None:
 
 UPDATED = "notifications/resources/updated agents://security.md"
 LIST_CHANGED = "notifications/resources/list_changed"
+OVERVIEW_UPDATED = "notifications/resources/updated agents://overview.md"
 
 
 def legacy_recorder() -> tuple[list[str], Any]:
@@ -220,7 +221,22 @@ async def test_handshake_subscribers_hear_updates_once_over_real_stdio(agents: P
         await eventually(lambda: LIST_CHANGED in seen)
         (agents / "security.md").write_text("# Security\n\nchanged twice\n")
         await eventually(lambda: seen.count(UPDATED) == 2)
-    assert [s for s in seen if s.startswith("notifications/resources/")] == [UPDATED, LIST_CHANGED, UPDATED]
+        # Unsubscribed: a change to security.md is applied (read_context reads its own writes) but
+        # not announced; overview.md's later update, announced in order after it, is the barrier.
+        with pytest.warns(Warning):
+            await client.subscribe_resource("agents://overview.md")
+            await client.unsubscribe_resource("agents://security.md")
+        (agents / "security.md").write_text("# Security\n\nchanged after unsubscribing\n")
+        read = await client.call_tool("read_context", {"path": "security.md"})
+        assert "changed after unsubscribing" in text_of(read)
+        (agents / "overview.md").write_text("# Overview\n\nsubscribed now\n")
+        await eventually(lambda: OVERVIEW_UPDATED in seen)
+    assert [s for s in seen if s.startswith("notifications/resources/")] == [
+        UPDATED,
+        LIST_CHANGED,
+        UPDATED,
+        OVERVIEW_UPDATED,
+    ]
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="uses Linux permissions (and setpriv when root)")
