@@ -81,9 +81,10 @@ class BM25Index(Postings[T]):
         self._norms: list[FloatArray | None] = []
         self._norms_generation = -1
         self._weights: tuple[int, dict[int, tuple[FloatArray, list[int]]]] = (-1, {})
+        """(generation, each segment's contributions and row pointers by segment id): see
+        `_CACHED_POSTINGS`."""
         self._queried = -1
         """The generation of the last query that found no cache (the next one builds it)."""
-        """(generation, each segment's contributions by segment id): see `_CACHED_POSTINGS`."""
 
     # --- search -----------------------------------------------------------------------------
 
@@ -168,6 +169,7 @@ class BM25Index(Postings[T]):
             self._queried = self.generation
             return None
         if sum(len(segment.docs) for segment in self._segments) > _CACHED_POSTINGS:
+            self._weights = (-1, {})  # grown past the bound: let an older cache go
             return None
         norms = self._field_norms()
         alive = self._alive.view()
