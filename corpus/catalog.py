@@ -18,7 +18,7 @@ from corpus.scan import FileRef, SkippedFile, refused, walk
 
 
 class CorpusFile(NamedTuple):
-    """One served file and its text. A named tuple (immutable, hashable, and built five times
+    """One served file and its text. A named tuple (immutable, hashable, and built four to five times
     faster than a frozen dataclass: a warm restart of a 38k-file root makes 38k of them)."""
 
     root: Root
