@@ -65,11 +65,18 @@ async def measure(
     }
 
 
-def measure_raw(server_args: list[str], tool: str, queries: list[str], calls: int, warmup: int = 5) -> dict[str, Any]:
+def measure_raw(
+    server_args: list[str], tool: str, queries: list[str], calls: int, warmup: int = 5, settle_s: float | None = None
+) -> dict[str, Any]:
     """The same alternation over the same stdio, with a bare JSON-RPC client: one request line
     written, one response line read, nothing parsed beyond finding it. This is the server and the
     transport alone; the SDK `Client` figure adds what a client spends checking the result
-    against the tool's output schema (a search result is validated, the no-op's text is not)."""
+    against the tool's output schema (a search result is validated, the no-op's text is not).
+
+    By default the calls start as soon as the server answers (for a large `--docs` root, while
+    its watcher is still setting up its watches). With `settle_s`, they start once
+    `context_status` says the watcher is healthy and no root is indexing, and the server has then
+    been left alone for `settle_s` seconds: the steady state of a long session."""
     import json
     import subprocess
 
@@ -96,6 +103,15 @@ def measure_raw(server_args: list[str], tool: str, queries: list[str], calls: in
             rpc("initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw"}})
             stdin.write(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
             stdin.flush()
+            if settle_s is not None:
+                deadline = time.monotonic() + 600
+                while time.monotonic() < deadline:
+                    answer = json.loads(rpc("tools/call", {"name": "context_status", "arguments": {}}))
+                    status = answer["result"]["structuredContent"]
+                    if status["watcher"]["healthy"] and not any(r["indexing"] for r in status["roots"]):
+                        break
+                    time.sleep(0.5)
+                time.sleep(settle_s)
             for i in range(warmup):
                 rpc("tools/call", {"name": "noop", "arguments": {}})
                 rpc("tools/call", {"name": tool, "arguments": {"query": queries[i % len(queries)]}})
@@ -112,7 +128,7 @@ def measure_raw(server_args: list[str], tool: str, queries: list[str], calls: in
             stdin.close()
             proc.wait(timeout=30)
     return {
-        "mode": "raw",
+        "mode": "raw" if settle_s is None else "settled",
         "tool": tool,
         "calls": calls,
         "search_p50": median(search_s),
