@@ -31,7 +31,8 @@ def content(name: str, version: int) -> str:
 
 
 class Churn:
-    """How far the writer is, so each call can tell whether it ran while files were changing."""
+    """How far the writer is, so each call can tell whether it ran between the churn's first and
+    last operation."""
 
     def __init__(self) -> None:
         self.ops = 0
@@ -113,7 +114,7 @@ async def test_concurrent_calls_during_heavy_churn_stay_correct(make_tree: Calla
 
     assert len(answers) == 200
     overlapped = sum(1 for sent, back in during if sent > 0 and back < 1000)
-    assert overlapped >= 100, f"only {overlapped} calls ran while the files were changing"
+    assert overlapped >= 100, f"only {overlapped} calls ran mid-churn"
     for text, structured, is_error in answers:
         assert not is_error, text
         _, status = split_status(text)
@@ -123,7 +124,7 @@ async def test_concurrent_calls_during_heavy_churn_stay_correct(make_tree: Calla
         for hit in hits:
             assert VERSION.match(hit["text"]), hit["text"]  # a whole version of one file, never a torn mix
     tried("concurrent calls under churn", 200)
-    tried("calls answered while files were changing", overlapped)
+    tried("calls answered mid-churn (after the first operation, before the last)", overlapped)
     tried("churn operations", 1000)
     fresh = LiveIndex(make_roots([root]), settle_s=0)
     for query in ("shared churn words", "version", "d7", "d13 d14"):
