@@ -238,6 +238,28 @@ def test_context_for_path_orders_globs_then_nested_agents_then_names(tmp_path: P
     assert [a.reason for a in tests][:1] == ["globs: tests/**"]
 
 
+def test_nested_agents_md_files_apply_nearest_folder_first(tmp_path: Path) -> None:
+    """Two AGENTS.md on the way to a file: the one in its own folder comes before its parent's,
+    whatever their names' order; a sibling folder's never applies."""
+    repo = write_tree(
+        tmp_path / "shop",
+        {
+            **REPO_FILES,
+            "src/AGENTS.md": "# Source tree\n\nEvery module has tests.\n",
+            "src/api/v2/AGENTS.md": "# API v2\n\nVersioned routes only.\n",
+            "src/web/AGENTS.md": "# Web\n\nNo inline styles.\n",
+        },
+    )
+    corpus = load(make_roots([], conventional=repo))
+    found = applicable(corpus, sections_of, "src/api/v2/routes.py", base=repo)
+    nested = [(a.unit.path, a.reason) for a in found if a.reason.startswith("AGENTS.md in")]
+    assert nested == [
+        ("shop/src/api/v2/AGENTS.md", "AGENTS.md in src/api/v2/"),
+        ("shop/src/api/AGENTS.md", "AGENTS.md in src/api/"),
+        ("shop/src/AGENTS.md", "AGENTS.md in src/"),
+    ]
+
+
 async def test_context_for_path_tool_says_why_each_section_applies(tmp_path: Path) -> None:
     repo = write_tree(tmp_path / "shop", REPO_FILES)
     server = serve(*parse([], cwd=repo))
