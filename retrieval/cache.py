@@ -335,7 +335,10 @@ def _restore(root: Root, key: str, a: Mapping[str, npt.NDArray[Any]]) -> Restore
                 meta=_front_matter(s[meta]) if meta >= 0 else EMPTY,
             )
         )
-    return Restored(files, _packed(a, "s", s, files), _packed(a, "w", s, files), float(header["saved_at"]))
+    sizes = np.array([len(f.text) for f in files], dtype=np.int64)  # to check every unit's bounds at once
+    return Restored(
+        files, _packed(a, "s", s, files, sizes), _packed(a, "w", s, files, sizes), float(header["saved_at"])
+    )
 
 
 def _front_matter(raw: str) -> FrontMatter:
@@ -343,7 +346,9 @@ def _front_matter(raw: str) -> FrontMatter:
     return FrontMatter(title, description, tuple(tags), tuple(globs), bool(always))
 
 
-def _packed(a: Mapping[str, npt.NDArray[Any]], prefix: str, s: list[str], files: list[CorpusFile]) -> Packed[Unit]:
+def _packed(
+    a: Mapping[str, npt.NDArray[Any]], prefix: str, s: list[str], files: list[CorpusFile], sizes: npt.NDArray[np.int64]
+) -> Packed[Unit]:
     def get(name: str) -> npt.NDArray[Any]:
         return a[f"{prefix}_{name}"]
 
@@ -355,7 +360,6 @@ def _packed(a: Mapping[str, npt.NDArray[Any]], prefix: str, s: list[str], files:
     ]
     owner = np.repeat(groups_of, counts)
     at, length = get("at"), get("len")
-    sizes = np.array([len(f.text) for f in files], dtype=np.int64)
     if len(owner) != len(at) or np.any((at >= 0) & (at + length > sizes[owner])):
         raise ValueError("a unit lies outside its file's text")
     owners = [files[g] for g in owner.tolist()]

@@ -40,15 +40,13 @@ Candidate = tuple[str, str, str, str, "int | None", "int | None", bool]
 a docs root has tens of thousands and only the few nearest become `Nearby`."""
 
 
-def candidates(units: Iterable[Unit], files: Iterable[CorpusFile], headed: Iterable[Candidate] = ()) -> list[Candidate]:
-    """What a nearest list is chosen from: every heading trail of `units`, then those `headed`
-    already made, then every file path."""
+def candidates(units: Iterable[Unit], files: Iterable[CorpusFile]) -> list[Candidate]:
+    """What a nearest list is chosen from: every heading trail of `units`, then every file path."""
     found: list[Candidate] = []
     for u in units:
         if u.heading and u.heading != INTRO:
             text = " > ".join(u.trail)
             found.append((text.casefold(), text, u.path, u.section_uri, u.start_line, u.end_line, True))
-    found.extend(headed)
     found.extend((f.rel.casefold(), f.rel, f.path, f.uri, None, None, False) for f in files)
     return found
 

@@ -218,13 +218,12 @@ def _nearest(query_text: str, scope: Scope, library: Library, corpus: Corpus) ->
     if pool is None:
         files = _files(corpus, scope)
         units: list[Unit] = []
-        headed: list[Candidate] = []
         for f in files:
             if library.sections.group_size(f.path) or scope.kind == "sections":
                 units.extend(library.sections.payloads(f.path))
             else:
-                headed.extend(_window_headings(library.windows.payloads(f.path)))
-        pool = candidates(units, files, headed)
+                units.extend(_window_headings(library.windows.payloads(f.path)))
+        pool = candidates(units, files)
         with _POOLS_LOCK:
             pools[key] = pool
             while len(pools) > 4:
@@ -239,24 +238,17 @@ search that hogs the interpreter slows the watcher's sweeps in other threads).""
 _POOLS_LOCK = threading.Lock()
 
 
-def _window_headings(windows: Sequence[Unit]) -> list[Candidate]:
-    """One candidate per heading trail of a file's windows: the trail, and the lines of the
-    windows that start under it (linked by line range: nothing is parsed at query time)."""
-    spans: dict[tuple[str, ...], list[int]] = {}
+def _window_headings(windows: Sequence[Unit]) -> list[Unit]:
+    """One pseudo-section per heading trail of a file's windows: the trail, and the lines of the
+    windows that start under it (its URI names those lines: nothing is parsed at query time)."""
+    spans: dict[tuple[str, ...], Unit] = {}
     for w in windows:
         if not w.trail or w.trail[-1] == INTRO:
             continue
         seen = spans.get(w.trail)
-        if seen is None:
-            spans[w.trail] = [w.start_line, w.end_line]
-        else:
-            seen[1] = max(seen[1], w.end_line)
-    found: list[Candidate] = []
-    for trail, (start, end) in spans.items():
-        text = " > ".join(trail)
-        w = windows[0]
-        found.append((text.casefold(), text, w.path, f"{w.uri}#L{start}-L{end}", start, end, True))
-    return found
+        start, end = (seen.start_line, max(seen.end_line, w.end_line)) if seen else (w.start_line, w.end_line)
+        spans[w.trail] = Unit(w.path, w.uri, "", start, end, heading=w.trail[-1], trail=w.trail)
+    return list(spans.values())
 
 
 def _by_path(
