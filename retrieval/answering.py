@@ -65,11 +65,12 @@ def explainer(live: LiveIndex, kind: str, terms: Sequence[str]) -> Callable[[Ret
     index = library.sections if kind == "sections" else library.windows
 
     def explain(doc: RetrievedDocument) -> list[MatchedTerm]:
-        fields = library.terms(doc.unit)
+        # Our retriever explains its hits as it finds them; another one's are explained from text.
+        shares = doc.matched if doc.matched is not None else index.explain(terms, library.terms(doc.unit))
         proximity = dict(doc.proximity)  # a term's proximity bonus counts once, with its first occurrence
         return [
             MatchedTerm(term=term, contribution=round(share + proximity.pop(term, 0.0), 4), fields=where)
-            for term, share, where in index.explain(terms, fields)
+            for term, share, where in shares
         ]
 
     return explain

@@ -54,7 +54,7 @@ from retrieval.units import Unit
 
 log = logging.getLogger("agents_context.cache")
 
-FORMAT = 6
+FORMAT = 7
 """Bump when the layout below, or what a unit or a posting means, changes."""
 ENV = "AGENTS_CONTEXT_CACHE_DIR"
 SUFFIX = ".index"
@@ -270,6 +270,7 @@ def _arrays(
             f"{prefix}_fwd": packed.fwd,
             f"{prefix}_fcounts": packed.counts,
             f"{prefix}_lengths": packed.lengths,
+            f"{prefix}_body": packed.text,
         }
     return arrays | {f"str_{name}": array for name, array in strings.arrays().items()}
 
@@ -405,6 +406,7 @@ def _packed(
         fwd=get("fwd"),
         counts=get("fcounts"),
         lengths=get("lengths"),
+        text=get("body"),
     )
     _check(packed)
     return packed
@@ -423,3 +425,7 @@ def _check(p: Packed[Unit]) -> None:
         raise ValueError("a posting names no document")
     if len(p.fwd) and (p.fwd.min() < 0 or p.fwd.max() >= n_words):
         raise ValueError("a document names no term")
+    if p.lengths.ndim != 2 or int(p.lengths[:, 0].sum()) != len(p.text):
+        raise ValueError("the stored text disagrees with the lengths")
+    if len(p.text) and (p.text.min() < 0 or p.text.max() >= n_words):
+        raise ValueError("the stored text names no term")

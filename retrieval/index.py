@@ -68,6 +68,8 @@ PLAIN_FIELDS: tuple[Field, ...] = (Field("text"),)
 class Scored(Generic[T]):
     payload: T
     score: float
+    slot: int
+    """Where the document sits in its index (for `text`/`occurrences`; valid until the next update)."""
 
 
 class BM25Index(Postings[T]):
@@ -228,7 +230,40 @@ class BM25Index(Postings[T]):
         """Each query term's share of the score of a document with these terms per field, and the
         fields it occurs in (in query order; a repeated query term counts again, as in scoring)."""
         counts = [Counter(terms_of_field) for terms_of_field in doc_fields]
-        lengths = [len(terms_of_field) for terms_of_field in doc_fields]
+        n_fields = len(self.fields)
+        return self._shares(
+            terms,
+            lambda term: [counts[f][term] if f < len(counts) else 0 for f in range(n_fields)],
+            [len(doc_fields[f]) if f < len(doc_fields) else 0 for f in range(n_fields)],
+            weights,
+        )
+
+    def explain_slot(
+        self, terms: Sequence[str], slot: int, weights: Sequence[float] | None = None
+    ) -> list[tuple[str, float, list[str]]]:
+        """`explain` for an indexed document (a live slot), read from its postings: the same
+        integers, so the same floats, with no text tokenized again."""
+        segment = next(s for s in self._segments if s.id == int(self._seg_of.data[slot]))
+        none = [0] * len(self.fields)
+
+        def frequencies(term: str) -> list[int]:
+            term_id = self._vocab.get(term)
+            found = None if term_id is None else segment.postings(term_id)
+            if found is None:
+                return none
+            docs, tfs = found
+            at = int(np.searchsorted(docs, slot))
+            return tfs[at].tolist() if at < len(docs) and docs[at] == slot else none
+
+        return self._shares(terms, frequencies, self._length.data[slot].tolist(), weights)
+
+    def _shares(
+        self,
+        terms: Sequence[str],
+        frequencies: Callable[[str], list[int]],
+        lengths: list[int],
+        weights: Sequence[float] | None,
+    ) -> list[tuple[str, float, list[str]]]:
         avgs = self.avg_lengths()
         shares = []
         for i, term in enumerate(terms):
@@ -236,8 +271,7 @@ class BM25Index(Postings[T]):
                 continue
             tf = 0.0
             where = []
-            for f, field in enumerate(self.fields):
-                n = counts[f][term] if f < len(counts) else 0
+            for f, (field, n) in enumerate(zip(self.fields, frequencies(term), strict=True)):
                 if n and field.weight and avgs[f]:
                     tf += field.weight * n / (1.0 - field.b + field.b * lengths[f] / avgs[f])
                     where.append(field.name)
@@ -285,4 +319,4 @@ class BM25Index(Postings[T]):
             zip(docs.tolist(), scores.tolist(), strict=True),
             key=lambda pair: (-pair[1], self._order[pair[0]]),
         )[:k]
-        return [Scored(self._payload(slot), score) for slot, score in ranked], candidates
+        return [Scored(self._payload(slot), score, slot) for slot, score in ranked], candidates

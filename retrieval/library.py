@@ -62,6 +62,11 @@ class Library:
         self.sections.update({p: c.sections if c else [] for p, c in changes.items()})
         self.windows.update({p: c.windows if c else [] for p, c in changes.items()})
 
+    def merge_all(self) -> None:
+        """Both indexes in one segment each (after a build in chunks; see `Postings.merge_all`)."""
+        self.sections.merge_all()
+        self.windows.merge_all()
+
     def update(self, path: str, uri: str, text: str, searchable: bool) -> None:
         """Index (or re-index) one file."""
         self.apply({path: self.prepare(path, uri, text, searchable)})

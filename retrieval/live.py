@@ -22,6 +22,7 @@ from __future__ import annotations
 import bisect
 import gc
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -567,6 +568,11 @@ class LiveIndex:
                 progress.done = start + len(part)
             if self.progress is not None and len(refs) > CHUNK:
                 self.progress(f"indexing {root.label}: {start + len(part)}/{len(refs)} files read")
+        if len(changes) > 1:  # read in chunks: one segment per chunk, which every query would pay for
+            started = time.perf_counter()
+            with self._writing():
+                self.library.merge_all()
+            log.info("%s: index segments merged in %.0f ms", root.label, (time.perf_counter() - started) * 1000)
         return _merged(changes)
 
     def _refresh(self, root: Root, paths: Iterable[str | Path]) -> Change:
@@ -780,8 +786,8 @@ def _differs(old: CorpusFile | None, ref: FileRef) -> bool:
 
 
 def _moved(f: CorpusFile) -> bool:
-    try:
-        st = _fs_path(f.root, f.rel).stat()
+    try:  # a string path: every hit of every search is re-checked, and making a Path costs more than the stat
+        st = os.stat(os.path.join(f.root.path, *f.rel.split("/")))  # noqa: PTH116, PTH118
     except OSError:
         return True
     return stamp(st) != (f.size, f.mtime_ns, f.ctime_ns)

@@ -13,28 +13,39 @@ other term's idf over d squared. Each term then adds
 
 (the body field's b and length), saturated like a term frequency. The retriever multiplies the
 sum by `Ranking.proximity` and adds it to the BM25F score of the `Ranking.rerank_depth` best
-first-stage hits only, re-tokenizing just those (the index stores no positions), so the cost is
-bounded whatever the corpus size. The bonus is never negative, so the re-scored hits stay above
-the rest of the ranking and the whole list stays in score order.
+first-stage hits only, reading just the query terms' positions in those from the index's stored
+text (`Postings.occurrences`), so the cost is bounded whatever the corpus size. The bonus is never
+negative, so the re-scored hits stay above the rest of the ranking and the whole list stays in
+score order.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
+from typing import TypeVar
+
+K = TypeVar("K", bound=Hashable)
 
 
-def proximity_shares(tokens: Sequence[str], idf: Mapping[str, float], k1: float, norm: float) -> dict[str, float]:
+def proximity_shares(tokens: Sequence[K], idf: Mapping[K, float], k1: float, norm: float) -> dict[K, float]:
     """Each query term's BM25TP bonus in a text of these `tokens` (terms with none are left out),
     in the order of `idf` (query term -> its idf); `norm` is the text's length norm
     `1 - b + b * len / avglen`."""
+    hits = [(at, token) for at, token in enumerate(tokens) if token in idf]
+    return occurrence_shares([at for at, _ in hits], [t for _, t in hits], idf, k1, norm)
+
+
+def occurrence_shares(
+    positions: Sequence[int], terms: Sequence[K], idf: Mapping[K, float], k1: float, norm: float
+) -> dict[K, float]:
+    """The same from the query terms' occurrences alone: `terms[i]` at token position
+    `positions[i]`, ascending (every occurrence of every term of `idf`, and nothing else)."""
     if len(idf) < 2:
         return {}
-    acc: dict[str, float] = {}
-    last: str | None = None
+    acc: dict[K, float] = {}
+    last: K | None = None
     last_at = 0
-    for at, token in enumerate(tokens):
-        if token not in idf:
-            continue
+    for at, token in zip(positions, terms, strict=True):
         if last is not None and token != last:
             inverse = 1.0 / ((at - last_at) * (at - last_at))
             acc[last] = acc.get(last, 0.0) + idf[token] * inverse

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 
 MAX_QUERY_CHARS = 4096
@@ -44,7 +44,7 @@ def parse(raw: str, tokenize: Callable[[str], Sequence[str]]) -> Query:
     return Query(raw, tuple(tokenize(raw))[:MAX_QUERY_TERMS], tuple(phrases), tuple(quoted))
 
 
-def contains(tokens: Sequence[str], phrase: Sequence[str]) -> bool:
+def contains(tokens: Sequence[Hashable], phrase: Sequence[Hashable]) -> bool:
     """`phrase` occurs in `tokens` as a contiguous run."""
     n = len(phrase)
     first = phrase[0]

@@ -9,24 +9,17 @@ results it has (seed 002: on timeout, return partial results rather than fail).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Protocol
 
 from retrieval.index import BM25Index, Scored
-from retrieval.proximity import proximity_shares
+from retrieval.proximity import occurrence_shares
 from retrieval.query import MAX_QUERY_TERMS, clip, contains
 from retrieval.units import Unit
 
 Shares = tuple[tuple[str, float], ...]
 """(query term, its share of a score), in query order."""
-
-TOKENIZED_TEXTS = 1024
-"""Hit texts whose tokens are remembered (for the proximity rerank and the phrase and redundancy
-checks), by text. An entry holds the text and a pointer a token (the term strings are shared by the
-tokenizer's word cache): about 6 KB for a 500-word window, so at most about 6 MB (4,096 allowed
-24 MB, which a long session of ever-new hits slowly fills)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +44,9 @@ class RetrievedDocument:
     proximity: Shares = ()
     """Each query term's share of the proximity bonus included in `score` (`retrieval.proximity`;
     empty when there is none), so an explanation can still add up to the score."""
+    matched: tuple[tuple[str, float, list[str]], ...] | None = None
+    """Each query term's share of the BM25 score and the fields it occurs in, as the index that
+    ranked it explains it (`BM25Index.explain`); None from a retriever that does not explain."""
 
     @property
     def id(self) -> str:
@@ -132,7 +128,6 @@ class BM25Retriever:
         self.tokenize = tokenize
         self.score_floor = score_floor
         self.expand = expand
-        self._tokens = lru_cache(maxsize=TOKENIZED_TEXTS)(lambda text: tuple(tokenize(text)))
 
     def retrieve(self, request: RetrievalRequest) -> list[RetrievedDocument]:
         found = self.search(request)
@@ -162,7 +157,13 @@ class BM25Retriever:
         if hits and self.score_floor > 0:
             floor = hits[0].score * self.score_floor
             hits = [h for h in hits if h.score >= floor]
-        docs = [RetrievedDocument(h.payload, h.score, shares.get(h.payload.id, ())) for h in hits]
+        # Explained here, while the hits' slots are valid: from the postings, with no text re-read.
+        docs = [
+            RetrievedDocument(
+                h.payload, h.score, shares.get(h.payload.id, ()), tuple(self.index.explain_slot(query, h.slot))
+            )
+            for h in hits
+        ]
         return Found(docs, candidates, partial)
 
     def _rerank(
@@ -172,21 +173,34 @@ class BM25Retriever:
         re-sorted, the rest as they were; and each re-scored unit's per-term bonus, by unit id.
         At the deadline it stops: what it has not reached keeps its first-stage score (the list
         stays in score order, and the walk that follows reports the search partial)."""
-        idf = {t: self.index.idf(t) for t in dict.fromkeys(query) if self.index.df(t)}
+        index = self.index
+        names: dict[int, str] = {}  # query term id -> the term, for the terms some document has
+        for term in dict.fromkeys(query):
+            term_id = index.term_id(term)
+            if term_id is not None and index.df(term):
+                names[term_id] = term
+        idf = {term_id: index.idf(term) for term_id, term in names.items()}
         if not self.proximity or len(idf) < 2:
             return ranked, {}
-        body = self.index.fields[0]
-        average = self.index.avg_lengths()[0] or 1.0
+        body = index.fields[0]
+        average = index.avg_lengths()[0] or 1.0
         done: list[Scored[Unit]] = []
         shares: dict[str, Shares] = {}
-        for hit in ranked[: self.depth]:
+        top = ranked[: self.depth]
+        # The index keeps each unit's body terms in text order: the query terms' positions in all
+        # `depth` hits come from one vectorised pass, with no text tokenized again.
+        found = index.occurrences([h.slot for h in top], list(idf))
+        for hit, (positions, terms, length) in zip(top, found, strict=True):
             if request.expired():
                 break
-            tokens = self._tokens(hit.payload.text)
-            norm = 1.0 - body.b + body.b * len(tokens) / average
-            bonus = [(t, self.proximity * s) for t, s in proximity_shares(tokens, idf, self.index.k1, norm).items()]
+            if not terms or terms.count(terms[0]) == len(terms):  # one query term alone earns no bonus
+                done.append(hit)
+                continue
+            norm = 1.0 - body.b + body.b * length / average
+            share = occurrence_shares(positions, terms, idf, index.k1, norm)
+            bonus = [(names[t], self.proximity * s) for t, s in share.items()]
             shares[hit.payload.id] = tuple(bonus)
-            done.append(Scored(hit.payload, hit.score + sum(s for _, s in bonus)))
+            done.append(Scored(hit.payload, hit.score + sum(s for _, s in bonus), hit.slot))
         done.sort(key=lambda h: -h.score)  # stable: ties keep the first stage's order
         return done + ranked[len(done) :], shares
 
@@ -194,20 +208,22 @@ class BM25Retriever:
         """The first `k` hits, best first, that hold the phrases and repeat no better hit; and
         whether the deadline passed before the walk ended."""
         kept: list[Scored[Unit]] = []
+        index = self.index
+        # A phrase term the index has never seen cannot occur: id -1 matches nothing.
+        phrases = [[-1 if (i := index.term_id(t)) is None else i for t in p] for p in request.phrases]
         by_path: dict[str, list[Unit]] = {}
-        by_heading: dict[str | None, list[frozenset[str]]] = {}
+        by_heading: dict[str | None, list[frozenset[int]]] = {}
         for hit in ranked:
             if request.expired():
                 return kept, True
             unit = hit.payload
-            if request.phrases:
-                tokens = self._tokens(unit.text)
-                if not all(contains(tokens, p) for p in request.phrases):
-                    continue
+            tokens = index.text(hit.slot).tolist() if phrases or self.redundancy is not None else []
+            if phrases and not all(contains(tokens, p) for p in phrases):
+                continue
             if self.redundancy is not None:
                 if any(overlaps(unit, other) for other in by_path.get(unit.path, ())):
                     continue
-                words = frozenset(self._tokens(unit.text))
+                words = frozenset(tokens)
                 alike = by_heading.setdefault(unit.heading, [])
                 if any(similar(words, other, self.redundancy) for other in alike):
                     continue
@@ -219,10 +235,12 @@ class BM25Retriever:
         return kept, False
 
 
-def similar(a: frozenset[str], b: frozenset[str], threshold: float) -> bool:
+def similar(a: frozenset[Hashable], b: frozenset[Hashable], threshold: float) -> bool:
     """Jaccard similarity of two term sets at least `threshold` (identical sets always are)."""
     if a == b:
         return True
+    if min(len(a), len(b)) < threshold * max(len(a), len(b)):
+        return False  # the overlap is at most the smaller set, the union at least the larger
     return len(a & b) >= threshold * len(a | b)
 
 

@@ -194,12 +194,54 @@ def fresh(files: Corpus, fields: tuple[Field, ...] | None) -> BM25Index[str]:
     return index
 
 
-def assert_scores_like(live: BM25Index[str], rebuilt: BM25Index[str], queries: Sequence[Sequence[str]]) -> None:
+def stored_texts(index: BM25Index[str], vocab: Sequence[str]) -> dict[str, list[str]]:
+    """Every matched document's first field as the index stores it (for proximity, copies and
+    phrases), read back through `occurrences` of the whole vocabulary."""
+    words = {i: w for w in vocab if (i := index.term_id(w)) is not None}
+    hits = index.search(vocab, 10**6)
+    texts = {}
+    for hit, (positions, ids, length) in zip(hits, index.occurrences([h.slot for h in hits], list(words)), strict=True):
+        assert length == len(index.text(hit.slot))
+        assert positions == list(range(length))  # every token is a vocabulary word
+        texts[hit.payload] = [words[i] for i in ids]
+    return texts
+
+
+def assert_scores_like(
+    live: BM25Index[str], rebuilt: BM25Index[str], queries: Sequence[Sequence[str]], vocab: Sequence[str] = WORDS
+) -> None:
     assert live.n_docs == rebuilt.n_docs
     for query in queries:
         ours = [(h.payload, h.score) for h in live.search(query, 1000)]
         theirs = [(h.payload, h.score) for h in rebuilt.search(query, 1000)]
         assert ours == theirs  # exact: same floats, same order
+        explained = [
+            [(h.payload, index.explain_slot(query, h.slot)) for h in index.search(query, 50)]
+            for index in (live, rebuilt)
+        ]
+        assert explained[0] == explained[1]
+    assert stored_texts(live, vocab) == stored_texts(rebuilt, vocab)
+
+
+@given(files=corpora, config=st.sampled_from(sorted(FIELD_SETS)))
+def test_the_index_stores_each_documents_first_field_in_text_order_and_explains_from_postings(
+    files: Corpus, config: str
+) -> None:
+    fields = FIELD_SETS[config]
+    index = fresh(files, fields)
+    expected = {f"{name}:{i}": d[0] for name, docs in files.items() for i, d in enumerate(docs)}
+    texts = stored_texts(index, WORDS)  # the documents with any word in any field
+    assert {p for p, t in expected.items() if t} <= set(texts)
+    assert all(t == expected[p] for p, t in texts.items())
+    some = {i: w for w in ("cd", "ef", "kl") if (i := index.term_id(w)) is not None}
+    hits = index.search(WORDS, 100)
+    for hit, (positions, ids, _) in zip(hits, index.occurrences([h.slot for h in hits], list(some)), strict=True):
+        want = [(at, w) for at, w in enumerate(expected[hit.payload]) if w in some.values()]
+        assert list(zip(positions, [some[i] for i in ids], strict=True)) == want
+    docs = {f"{name}:{i}": d if fields else d[:1] for name, docs in files.items() for i, d in enumerate(docs)}
+    for query in (["ab"], ["cd", "ef", "cd"], WORDS):  # the postings explain a hit as its terms do
+        for hit in index.search(query, 100):
+            assert index.explain_slot(query, hit.slot) == index.explain(query, docs[hit.payload])
 
 
 @pytest.mark.parametrize("config", sorted(FIELD_SETS))
@@ -247,8 +289,8 @@ def test_a_larger_corpus_through_merges_renumbering_and_both_summing_paths(monke
             files[name] = file()
             live.replace(name, docs_of(name, files[name], fields))
         if step % 200 == 0:
-            assert_scores_like(live, fresh(files, fields), queries)
-    assert_scores_like(live, fresh(files, fields), queries)
+            assert_scores_like(live, fresh(files, fields), queries, vocab)
+    assert_scores_like(live, fresh(files, fields), queries, vocab)
     rebuilt = fresh(files, fields)
     for query in queries:  # both ways of summing, with and without the cache, give the same floats
         weights = [1.0 + i / 3 for i in range(len(query))]
@@ -266,6 +308,9 @@ def test_a_larger_corpus_through_merges_renumbering_and_both_summing_paths(monke
         assert by_path[0] or query == ["w2999"]
     assert live.n_segments <= 12
     assert live.n_slots < 2 * live.n_docs + 256  # dead slots are renumbered away
+    live.merge_all()
+    assert live.n_segments == 1
+    assert_scores_like(live, fresh(files, fields), queries, vocab)
 
 
 def test_vocabulary_compaction_keeps_term_ids_consistent() -> None:

@@ -323,6 +323,9 @@ def test_background_indexing_answers_from_what_is_ready_marked_partial(
     assert live.indexing(live.roots) == []
     assert len(live.corpus.in_root(live.roots[1])) == n
     assert f"indexing big: {n}/{n} files read" in messages
+    # Read in two chunks, then merged: one segment per index, as a bulk build has.
+    assert live.library.windows.n_segments == 1 and live.library.sections.n_segments == 1
+    assert_like_fresh(live, agents, docs)
     live.close()
     assert len(list(cache_dir.glob("*.index"))) == 2  # the whole root is cached once read
 

@@ -20,11 +20,13 @@ from corpus.catalog import Corpus, load
 from corpus.roots import make_roots
 from retrieval.format import Options, render_context, render_docs
 from retrieval.fusion import ReciprocalRankFusion, fuse
+from retrieval.index import BM25Index
 from retrieval.library import Library, index_corpus
 from retrieval.policy import Scope, answer
 from retrieval.query import parse
 from retrieval.results import Freshness
-from retrieval.retriever import BM25Retriever, Partial, RetrievalRequest, RetrievedDocument, Retriever
+from retrieval.retriever import Partial, RetrievalRequest, RetrievedDocument, Retriever
+from retrieval.segments import I32
 from retrieval.tokenize import tokenize
 from retrieval.units import Unit
 from server import AgentsServer, build_parser, create_server, open_index
@@ -508,29 +510,29 @@ async def test_the_deadline_applies_to_the_served_search(agents: Path) -> None:
     assert [h["heading"] for h in result["hits"]] == ["Rollback"]
 
 
-class SlowTokenizer:
-    """The real tokenizer, but slow on unit texts (the phrase check re-tokenizes candidates)."""
+class SlowText:
+    """The index's stored text of a unit (what the phrase check reads), but slow."""
 
-    def __init__(self) -> None:
-        self.unit_texts = 0
+    def __init__(self, index: BM25Index[Unit]) -> None:
+        self.read = index.text
+        self.calls = 0
 
-    def __call__(self, text: str) -> list[str]:
-        if "\n" in text:
-            self.unit_texts += 1
-            time.sleep(0.3)
-        return tokenize(text)
+    def __call__(self, slot: int) -> I32:
+        self.calls += 1
+        time.sleep(0.3)
+        return self.read(slot)
 
 
 async def test_the_phrase_check_stops_at_the_deadline(agents: Path) -> None:
     server = make_server(agents, deadline_s=0.1)
-    library = server.live.library
-    slow = SlowTokenizer()
-    library.section_retriever = BM25Retriever(library.sections, slow)
+    sections = server.live.library.sections
+    slow = SlowText(sections)
+    sections.text = slow  # type: ignore[method-assign]
     async with Client(server) as client:
         _, status, result = await call(client, "context_search", query='"watch filter" setup', k=5)
     # Two sections hold both words; the check stopped at the deadline instead of reading both.
     assert status["partial"] == "1" and result["partial"] is True
-    assert slow.unit_texts <= 1 and len(result["hits"]) <= 1
+    assert slow.calls <= 1 and len(result["hits"]) <= 1
 
 
 def unit(name: str, line: int = 1) -> Unit:
