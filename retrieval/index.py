@@ -20,6 +20,7 @@ import math
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Generic, TypeVar
 
 import numpy as np
@@ -70,6 +71,10 @@ class Scored(Generic[T]):
     score: float
     slot: int
     """Where the document sits in its index (for `text`/`occurrences`; valid until the next update)."""
+
+
+def _row(frequencies: dict[str, list[list[int]]], i: int, term: str) -> list[int]:
+    return frequencies[term][i]
 
 
 class BM25Index(Postings[T]):
@@ -238,24 +243,30 @@ class BM25Index(Postings[T]):
             weights,
         )
 
-    def explain_slot(
-        self, terms: Sequence[str], slot: int, weights: Sequence[float] | None = None
-    ) -> list[tuple[str, float, list[str]]]:
-        """`explain` for an indexed document (a live slot), read from its postings: the same
-        integers, so the same floats, with no text tokenized again."""
-        segment = next(s for s in self._segments if s.id == int(self._seg_of.data[slot]))
-        none = [0] * len(self.fields)
-
-        def frequencies(term: str) -> list[int]:
+    def explain_slots(
+        self, terms: Sequence[str], slots: Sequence[int], weights: Sequence[float] | None = None
+    ) -> list[list[tuple[str, float, list[str]]]]:
+        """`explain` for indexed documents (live slots), read from their postings: the same
+        integers, so the same floats, with no text tokenized again. One lookup per query term
+        and segment for all the slots."""
+        picked = np.asarray(slots, dtype=np.int64)
+        seg_of = self._seg_of.data[picked]
+        frequencies: dict[str, list[list[int]]] = {}
+        for term in dict.fromkeys(terms):
+            table = np.zeros((len(picked), len(self.fields)), dtype=np.int64)
             term_id = self._vocab.get(term)
-            found = None if term_id is None else segment.postings(term_id)
-            if found is None:
-                return none
-            docs, tfs = found
-            at = int(np.searchsorted(docs, slot))
-            return tfs[at].tolist() if at < len(docs) and docs[at] == slot else none
-
-        return self._shares(terms, frequencies, self._length.data[slot].tolist(), weights)
+            for segment in self._segments:
+                found = None if term_id is None else segment.postings(term_id)
+                mine = np.flatnonzero(seg_of == segment.id)
+                if found is None or not len(mine):
+                    continue
+                docs, tfs = found
+                at = np.minimum(np.searchsorted(docs, picked[mine]), len(docs) - 1)
+                held = docs[at] == picked[mine]
+                table[mine[held]] = tfs[at[held]]
+            frequencies[term] = table.tolist()
+        lengths = self._length.data[picked].tolist()
+        return [self._shares(terms, partial(_row, frequencies, i), lengths[i], weights) for i in range(len(picked))]
 
     def _shares(
         self,

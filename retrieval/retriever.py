@@ -158,11 +158,10 @@ class BM25Retriever:
             floor = hits[0].score * self.score_floor
             hits = [h for h in hits if h.score >= floor]
         # Explained here, while the hits' slots are valid: from the postings, with no text re-read.
+        explained = self.index.explain_slots(query, [h.slot for h in hits])
         docs = [
-            RetrievedDocument(
-                h.payload, h.score, shares.get(h.payload.id, ()), tuple(self.index.explain_slot(query, h.slot))
-            )
-            for h in hits
+            RetrievedDocument(h.payload, h.score, shares.get(h.payload.id, ()), tuple(why))
+            for h, why in zip(hits, explained, strict=True)
         ]
         return Found(docs, candidates, partial)
 
@@ -212,22 +211,29 @@ class BM25Retriever:
         # A phrase term the index has never seen cannot occur: id -1 matches nothing.
         phrases = [[-1 if (i := index.term_id(t)) is None else i for t in p] for p in request.phrases]
         by_path: dict[str, list[Unit]] = {}
-        by_heading: dict[str | None, list[frozenset[int]]] = {}
+        by_heading: dict[str | None, list[int]] = {}  # heading -> slots of the hits kept under it
+        term_sets: dict[int, frozenset[int]] = {}
+
+        def terms_of(slot: int, tokens: list[int] | None = None) -> frozenset[int]:
+            """A hit's distinct body terms, made only when a kept hit shares its heading."""
+            if slot not in term_sets:
+                term_sets[slot] = frozenset(index.text(slot).tolist() if tokens is None else tokens)
+            return term_sets[slot]
+
         for hit in ranked:
             if request.expired():
                 return kept, True
             unit = hit.payload
-            tokens = index.text(hit.slot).tolist() if phrases or self.redundancy is not None else []
-            if phrases and not all(contains(tokens, p) for p in phrases):
+            tokens = index.text(hit.slot).tolist() if phrases else None
+            if tokens is not None and not all(contains(tokens, p) for p in phrases):
                 continue
             if self.redundancy is not None:
                 if any(overlaps(unit, other) for other in by_path.get(unit.path, ())):
                     continue
-                words = frozenset(tokens)
                 alike = by_heading.setdefault(unit.heading, [])
-                if any(similar(words, other, self.redundancy) for other in alike):
+                if any(similar(terms_of(hit.slot, tokens), terms_of(other), self.redundancy) for other in alike):
                     continue
-                alike.append(words)
+                alike.append(hit.slot)
                 by_path.setdefault(unit.path, []).append(unit)
             kept.append(hit)
             if len(kept) == request.k:

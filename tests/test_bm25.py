@@ -215,10 +215,11 @@ def assert_scores_like(
         ours = [(h.payload, h.score) for h in live.search(query, 1000)]
         theirs = [(h.payload, h.score) for h in rebuilt.search(query, 1000)]
         assert ours == theirs  # exact: same floats, same order
-        explained = [
-            [(h.payload, index.explain_slot(query, h.slot)) for h in index.search(query, 50)]
-            for index in (live, rebuilt)
-        ]
+        explained = []
+        for index in (live, rebuilt):
+            hits = index.search(query, 50)
+            why = index.explain_slots(query, [h.slot for h in hits])
+            explained.append(list(zip([h.payload for h in hits], why, strict=True)))
         assert explained[0] == explained[1]
     assert stored_texts(live, vocab) == stored_texts(rebuilt, vocab)
 
@@ -240,8 +241,9 @@ def test_the_index_stores_each_documents_first_field_in_text_order_and_explains_
         assert list(zip(positions, [some[i] for i in ids], strict=True)) == want
     docs = {f"{name}:{i}": d if fields else d[:1] for name, docs in files.items() for i, d in enumerate(docs)}
     for query in (["ab"], ["cd", "ef", "cd"], WORDS):  # the postings explain a hit as its terms do
-        for hit in index.search(query, 100):
-            assert index.explain_slot(query, hit.slot) == index.explain(query, docs[hit.payload])
+        hits = index.search(query, 100)
+        for hit, why in zip(hits, index.explain_slots(query, [h.slot for h in hits]), strict=True):
+            assert why == index.explain(query, docs[hit.payload])
 
 
 @pytest.mark.parametrize("config", sorted(FIELD_SETS))
