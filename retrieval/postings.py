@@ -301,7 +301,10 @@ class Postings(Generic[T]):
                 packed.tfs[at],
                 slots,
             )
-        self._append(segment, ids[packed.fwd], packed.counts.astype(np.int64), packed.lengths, ids[packed.text])
+        # Into an empty index the packed term numbers are this index's own: nothing to map.
+        same = len(ids) == 0 or (int(ids[0]) == 0 and int(ids[-1]) == len(ids) - 1 and np.all(ids[1:] > ids[:-1]))
+        fwd, text = (packed.fwd, packed.text) if same else (ids[packed.fwd], ids[packed.text])
+        self._append(segment, fwd, packed.counts.astype(np.int64), packed.lengths, text)
         self.generation += 1
         # No merge: a restored root is one large segment, and merging a small one before it would
         # copy all of its postings for nothing (a later small update never merges into it either).

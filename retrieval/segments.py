@@ -35,7 +35,9 @@ class Grow:
         arr = np.asarray(values, dtype=self.data.dtype)
         need = self.n + len(arr)
         if need > len(self.data):
-            capacity = max(need, len(self.data) + len(self.data) // 4 + 256)
+            # A quarter more than needed: a large first extend (a restored root) leaves room for
+            # the small ones after it, which would otherwise copy the whole array again.
+            capacity = max(need + need // 4, len(self.data) + len(self.data) // 4) + 256
             grown = np.zeros((capacity, *self.data.shape[1:]), dtype=self.data.dtype)
             grown[: self.n] = self.data[: self.n]
             self.data = grown
