@@ -362,9 +362,18 @@ class Postings(Generic[T]):
         generation all the same, so nothing keyed by segment outlives it."""
         if len(self._segments) < 2:
             return
-        merged = self._segments[0]
-        for newer in self._segments[1:]:
-            merged = self._merge(merged, newer)
+        # Segments hold ascending slot ranges: concatenated, the postings are in slot order, and
+        # one stable sort by term lays them out as a bulk build does (pairwise merges would copy
+        # the growing segment once per segment).
+        parts = [self._live_postings(s) for s in self._segments]
+        terms = np.concatenate([p[0] for p in parts])
+        order = np.argsort(terms, kind="stable")
+        docs = np.concatenate([p[1] for p in parts])[order]
+        tfs = np.concatenate([p[2] for p in parts])[order]
+        alive = self._alive.view()
+        slots = np.concatenate([s.slots[alive[s.slots]] for s in self._segments])
+        merged = Segment(self._new_id(), *csr(terms[order]), docs, tfs, slots)
+        self._seg_of.data[slots] = merged.id
         self._segments = [merged]
         self.generation += 1
 
