@@ -251,14 +251,14 @@ class BM25Index(Postings[T]):
         and segment for all the slots."""
         picked = np.asarray(slots, dtype=np.int64)
         seg_of = self._seg_of.data[picked]
+        holding = [(s, mine) for s in self._segments if len(mine := np.flatnonzero(seg_of == s.id))]
         frequencies: dict[str, list[list[int]]] = {}
         for term in dict.fromkeys(terms):
             table = np.zeros((len(picked), len(self.fields)), dtype=np.int64)
             term_id = self._vocab.get(term)
-            for segment in self._segments:
+            for segment, mine in holding:
                 found = None if term_id is None else segment.postings(term_id)
-                mine = np.flatnonzero(seg_of == segment.id)
-                if found is None or not len(mine):
+                if found is None:
                     continue
                 docs, tfs = found
                 at = np.minimum(np.searchsorted(docs, picked[mine]), len(docs) - 1)

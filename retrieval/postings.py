@@ -287,7 +287,8 @@ class Postings(Generic[T]):
         self._order.extend(packed.orders)
         ids = np.fromiter(map(self._vocab.__getitem__, packed.words), dtype=np.int32, count=len(packed.words))
         slots = np.arange(first, slot, dtype=np.int32)
-        if np.all(ids[1:] > ids[:-1]):  # the rows are in this index's term order already (an empty index)
+        ascending = bool(np.all(ids[1:] > ids[:-1]))
+        if ascending:  # the rows are in this index's term order already (an empty index)
             segment = Segment(self._new_id(), ids, packed.indptr, packed.docs + np.int32(first), packed.tfs, slots)
         else:
             by_id = np.argsort(ids, kind="stable")  # rows in this index's term order
@@ -302,7 +303,7 @@ class Postings(Generic[T]):
                 slots,
             )
         # Into an empty index the packed term numbers are this index's own: nothing to map.
-        same = len(ids) == 0 or (int(ids[0]) == 0 and int(ids[-1]) == len(ids) - 1 and np.all(ids[1:] > ids[:-1]))
+        same = len(ids) == 0 or (ascending and int(ids[0]) == 0 and int(ids[-1]) == len(ids) - 1)
         fwd, text = (packed.fwd, packed.text) if same else (ids[packed.fwd], ids[packed.text])
         self._append(segment, fwd, packed.counts.astype(np.int64), packed.lengths, text)
         self.generation += 1

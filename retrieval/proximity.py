@@ -27,19 +27,13 @@ from typing import TypeVar
 K = TypeVar("K", bound=Hashable)
 
 
-def proximity_shares(tokens: Sequence[K], idf: Mapping[K, float], k1: float, norm: float) -> dict[K, float]:
-    """Each query term's BM25TP bonus in a text of these `tokens` (terms with none are left out),
-    in the order of `idf` (query term -> its idf); `norm` is the text's length norm
-    `1 - b + b * len / avglen`."""
-    hits = [(at, token) for at, token in enumerate(tokens) if token in idf]
-    return occurrence_shares([at for at, _ in hits], [t for _, t in hits], idf, k1, norm)
-
-
 def occurrence_shares(
     positions: Sequence[int], terms: Sequence[K], idf: Mapping[K, float], k1: float, norm: float
 ) -> dict[K, float]:
-    """The same from the query terms' occurrences alone: `terms[i]` at token position
-    `positions[i]`, ascending (every occurrence of every term of `idf`, and nothing else)."""
+    """Each query term's BM25TP bonus in a text where the query terms occur as `terms[i]` at token
+    position `positions[i]`, ascending (every occurrence of every term of `idf`, and nothing
+    else); terms with none are left out, the rest in the order of `idf` (query term -> its idf);
+    `norm` is the text's length norm `1 - b + b * len / avglen`."""
     if len(idf) < 2:
         return {}
     acc: dict[K, float] = {}

@@ -12,7 +12,7 @@ import pytest
 from corpus.catalog import load
 from corpus.roots import make_roots
 from retrieval.library import Library, index_corpus
-from retrieval.proximity import proximity_shares
+from retrieval.proximity import occurrence_shares
 from retrieval.ranking import DEFAULT, PLAIN
 from retrieval.retriever import BM25Retriever, Partial, RetrievalRequest
 
@@ -30,6 +30,12 @@ def reference_bm25tp(tokens: Sequence[str], idf: dict[str, float], k1: float, no
             acc[t2] += idf[t1] / (at2 - at1) ** 2
     big_k = k1 * norm
     return sum(min(1.0, idf[t]) * a * (k1 + 1) / (a + big_k) for t, a in acc.items())
+
+
+def proximity_shares(tokens: Sequence[str], idf: dict[str, float], k1: float, norm: float) -> dict[str, float]:
+    """The bonus of a whole token list, through the query terms' occurrences as the index finds them."""
+    hits = [(at, t) for at, t in enumerate(tokens) if t in idf]
+    return occurrence_shares([at for at, _ in hits], [t for _, t in hits], idf, k1, norm)
 
 
 def test_the_bonus_of_a_small_text_worked_by_hand() -> None:
