@@ -72,6 +72,8 @@ def measure_raw(
     written, one response line read, nothing parsed beyond finding it. This is the server and the
     transport alone; the SDK `Client` figure adds what a client spends checking the result
     against the tool's output schema (a search result is validated, the no-op's text is not).
+    Each search is followed by `replay` of its answer: the same answer again with no search, so
+    the gap between the no-op and a search splits into the answer's size and the work.
 
     By default the calls start as soon as the server answers (for a large `--docs` root, while
     its watcher is still setting up its watches). With `settle_s`, they start once
@@ -117,13 +119,20 @@ def measure_raw(
                 rpc("tools/call", {"name": tool, "arguments": {"query": queries[i % len(queries)]}})
             search_s: list[float] = []
             noop_s: list[float] = []
+            replay_s: list[float] = []
             for i in range(calls):
+                query = queries[i % len(queries)]
                 t = time.perf_counter()
                 rpc("tools/call", {"name": "noop", "arguments": {}})
                 noop_s.append(time.perf_counter() - t)
                 t = time.perf_counter()
-                rpc("tools/call", {"name": tool, "arguments": {"query": queries[i % len(queries)]}})
+                rpc("tools/call", {"name": tool, "arguments": {"query": query}})
                 search_s.append(time.perf_counter() - t)
+                t = time.perf_counter()
+                answer = rpc("tools/call", {"name": "replay", "arguments": {"tool": tool, "query": query}})
+                replay_s.append(time.perf_counter() - t)
+                if b'"isError":true' in answer.replace(b" ", b""):
+                    raise RuntimeError(f"replay found no answer to {query!r}")
         finally:
             stdin.close()
             proc.wait(timeout=30)
@@ -135,4 +144,6 @@ def measure_raw(
         "search_p95": percentile(search_s, 95),
         "noop_p50": median(noop_s),
         "noop_p95": percentile(noop_s, 95),
+        "replay_p50": median(replay_s),
+        "replay_p95": percentile(replay_s, 95),
     }

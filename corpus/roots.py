@@ -7,6 +7,7 @@ and if the folder is later replaced by a link elsewhere, the server keeps meanin
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
@@ -132,9 +133,25 @@ def make_roots(agents: Sequence[Path], docs: Sequence[Path] = (), conventional: 
     return roots
 
 
+_PRESENT: dict[str, tuple[int, int]] = {}
+"""Each root folder's (device, inode) when it was last found present at its real path."""
+
+
 def root_present(root: Root) -> bool:
-    """The root folder exists at its start-up real path, and is not now a link elsewhere."""
+    """The root folder exists at its start-up real path, and is not now a link elsewhere. A folder
+    that is, by device and inode, the one found there last time needs no resolving of its path
+    again (this runs before every answer); anything else is resolved."""
+    where = str(root.path)
     try:
-        return root.path.is_dir() and os.path.realpath(root.path) == str(root.path)
+        st = os.lstat(where)
+        if not stat.S_ISDIR(st.st_mode):  # gone, a file, or a link now
+            return False
+        identity = (st.st_dev, st.st_ino)
+        if st.st_ino and _PRESENT.get(where) == identity:
+            return True
+        present = os.path.realpath(where) == where
     except OSError:
         return False
+    if present and st.st_ino:
+        _PRESENT[where] = identity
+    return present

@@ -46,6 +46,9 @@ every two queries never pays for the cache. Above this size a query always compu
 edit changes N and the average length, and with them every contribution (tldr's 1.4M postings
 would take about 70 ms to recompute)."""
 
+_Cached = tuple[npt.NDArray[np.float64], list[int], dict[int, int]]
+"""A segment's cached contributions, row pointers, and row of each term id."""
+
 _DENSE_FRACTION = 0.125
 """Sum contributions into a dense array of every slot when a query's postings exceed this share of
 the slots; below it, sorting the matched slots (np.unique) is cheaper."""
@@ -65,7 +68,7 @@ PLAIN_FIELDS: tuple[Field, ...] = (Field("text"),)
 """One field, weight 1: plain BM25."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: a frozen dataclass takes 3x as long to build, k of them a query
 class Scored(Generic[T]):
     payload: T
     score: float
@@ -87,8 +90,8 @@ class BM25Index(Postings[T]):
         super().__init__(len(self.fields))
         self._norms: list[FloatArray | None] = []
         self._norms_generation = -1
-        self._weights: tuple[int, dict[int, tuple[FloatArray, list[int]]]] = (-1, {})
-        """(generation, each segment's contributions and row pointers by segment id): see
+        self._weights: tuple[int, dict[int, _Cached]] = (-1, {})
+        """(generation, each segment's contributions, row pointers and rows by segment id): see
         `_CACHED_POSTINGS`."""
         self._queried = -1
         """The generation of the last query that found no cache (the next one builds it)."""
@@ -118,21 +121,23 @@ class BM25Index(Postings[T]):
         # One gather per segment for all the query's terms, in query order: a slot lives in one
         # segment, so its contributions arrive in query-term order whatever the layout.
         for segment in self._segments:
-            picked = [(term_id, row, w) for term_id, w in entries if (row := segment.row(term_id)) >= 0]
-            if not picked:
-                continue
-            lengths: IntArray | list[int]
             if cached is not None:  # slices of the cached rows (a dead slot's contributions are 0)
-                contributions_of, bounds = cached[segment.id]
-                spans = [(bounds[row], bounds[row + 1]) for _, row, _ in picked]
-                docs = np.concatenate([segment.docs[a:b] for a, b in spans])
-                contributions = np.concatenate([contributions_of[a:b] for a, b in spans])
-                lengths = [b - a for a, b in spans]
-                scale = None if weights is None else np.repeat(np.array([w for _, _, w in picked]), lengths)
+                contributions_of, bounds, rows = cached[segment.id]
+                spans = [(bounds[r], bounds[r + 1], w) for t, w in entries if (r := rows.get(t)) is not None]
+                if not spans:
+                    continue
+                docs = np.concatenate([segment.docs[a:b] for a, b, _ in spans])
+                contributions = np.concatenate([contributions_of[a:b] for a, b, _ in spans])
+                scale = None
+                if weights is not None:
+                    scale = np.repeat(np.array([w for _, _, w in spans]), [b - a for a, b, _ in spans])
             else:
-                rows = np.array([row for _, row, _ in picked], dtype=np.int64)
-                starts = segment.indptr[rows]
-                lengths = segment.indptr[rows + 1] - starts
+                picked = [(term_id, row, w) for term_id, w in entries if (row := segment.row(term_id)) >= 0]
+                if not picked:
+                    continue
+                at_rows = np.array([row for _, row, _ in picked], dtype=np.int64)
+                starts = segment.indptr[at_rows]
+                lengths = segment.indptr[at_rows + 1] - starts
                 at = gather(starts, lengths)
                 docs = segment.docs[at]
                 scale = None if weights is None else np.repeat(np.array([w for _, _, w in picked]), lengths)
@@ -164,11 +169,12 @@ class BM25Index(Postings[T]):
         positive = scores > 0
         return docs_u[positive].astype(np.int64), scores[positive]
 
-    def _cached_weights(self) -> dict[int, tuple[FloatArray, list[int]]] | None:
+    def _cached_weights(self) -> dict[int, _Cached] | None:
         """By segment id, every posting's contribution `idf * tf~ (k1 + 1) / (tf~ + k1)` (0 for a
-        dead slot) and the row pointers as a list (a query slices rows: no gather), for this
-        generation; None for the generation's first query and above `_CACHED_POSTINGS`. The same
-        elementwise floats as computing them at query time."""
+        dead slot), the row pointers as a list and each term's row in a dict (a query slices its
+        rows: no gather, no call into the segment), for this generation; None for the
+        generation's first query and above `_CACHED_POSTINGS`. The same elementwise floats as
+        computing them at query time."""
         generation, cached = self._weights
         if generation == self.generation:
             return cached
@@ -186,7 +192,10 @@ class BM25Index(Postings[T]):
             weights = self._contributions(idfs, self._combined_tf(segment.docs, segment.tfs, norms))
             if segment.live < len(segment.slots):
                 weights[~alive[segment.docs]] = 0.0
-            cached[segment.id] = (weights, segment.indptr.tolist())
+            rows = segment.rows
+            if not isinstance(rows, dict):
+                rows = dict(zip(segment.term_ids.tolist(), range(len(segment.term_ids)), strict=True))
+            cached[segment.id] = (weights, segment.indptr.tolist(), rows)
         self._weights = (self.generation, cached)
         return cached
 

@@ -498,6 +498,8 @@ class LiveIndex:
         current = {ref.rel: ref for ref in found.files}
         batch.removed = set(known) - set(current)
         stale = [ref for rel, ref in current.items() if _differs(known.get(rel), ref)]
+        if not stale and not batch.removed and batch.skipped == self._skipped[root.label] and self.last_error is None:
+            return Change()  # nothing moved (the case before almost every answer): no update to apply
         return self._read_apply(root, stale, known, batch)
 
     def _patrol(self, root: Root, budget_s: float) -> Change:
