@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -72,8 +73,9 @@ def measure_raw(
     written, one response line read, nothing parsed beyond finding it. This is the server and the
     transport alone; the SDK `Client` figure adds what a client spends checking the result
     against the tool's output schema (a search result is validated, the no-op's text is not).
-    Each search is followed by `replay` of its answer: the same answer again with no search, so
-    the gap between the no-op and a search splits into the answer's size and the work.
+    Then the same alternation with `replay` of each answer instead of the search: the same
+    answers again with no search, so the gap between the no-op and a search splits into what the
+    answer's size costs and what the search costs.
 
     By default the calls start as soon as the server answers (for a large `--docs` root, while
     its watcher is still setting up its watches). With `settle_s`, they start once
@@ -117,22 +119,26 @@ def measure_raw(
             for i in range(warmup):
                 rpc("tools/call", {"name": "noop", "arguments": {}})
                 rpc("tools/call", {"name": tool, "arguments": {"query": queries[i % len(queries)]}})
-            search_s: list[float] = []
-            noop_s: list[float] = []
-            replay_s: list[float] = []
-            for i in range(calls):
-                query = queries[i % len(queries)]
-                t = time.perf_counter()
-                rpc("tools/call", {"name": "noop", "arguments": {}})
-                noop_s.append(time.perf_counter() - t)
-                t = time.perf_counter()
-                rpc("tools/call", {"name": tool, "arguments": {"query": query}})
-                search_s.append(time.perf_counter() - t)
-                t = time.perf_counter()
-                answer = rpc("tools/call", {"name": "replay", "arguments": {"tool": tool, "query": query}})
-                replay_s.append(time.perf_counter() - t)
-                if b'"isError":true' in answer.replace(b" ", b""):
-                    raise RuntimeError(f"replay found no answer to {query!r}")
+
+            def alternate(name: str, arguments: Callable[[str], dict[str, Any]]) -> tuple[list[float], list[float]]:
+                """`calls` pairs of a no-op call and a `name` call, timed apart."""
+                noop_s: list[float] = []
+                tool_s: list[float] = []
+                for i in range(calls):
+                    t = time.perf_counter()
+                    rpc("tools/call", {"name": "noop", "arguments": {}})
+                    noop_s.append(time.perf_counter() - t)
+                    t = time.perf_counter()
+                    answer = rpc("tools/call", {"name": name, "arguments": arguments(queries[i % len(queries)])})
+                    tool_s.append(time.perf_counter() - t)
+                    if b'"isError":true' in answer.replace(b" ", b""):
+                        raise RuntimeError(f"{name} answered an error: {answer[:300]!r}")
+                return noop_s, tool_s
+
+            noop_s, search_s = alternate(tool, lambda query: {"query": query})
+            # Then the same answers again, replayed: apart, so the searches above keep exactly the
+            # neighbours they always had (a call in between changes what they find in the caches).
+            replay_noop_s, replay_s = alternate("replay", lambda query: {"tool": tool, "query": query})
         finally:
             stdin.close()
             proc.wait(timeout=30)
@@ -146,4 +152,5 @@ def measure_raw(
         "noop_p95": percentile(noop_s, 95),
         "replay_p50": median(replay_s),
         "replay_p95": percentile(replay_s, 95),
+        "replay_noop_p50": median(replay_noop_s),
     }

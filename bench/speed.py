@@ -411,7 +411,8 @@ def main(argv: list[str] | None = None) -> int:
                 f"p95 {fmt_seconds(s['search_p95'])} | noop p50 {fmt_seconds(s['noop_p50'])} "
                 f"p95 {fmt_seconds(s['noop_p95'])} | ratio p50 {s['search_p50'] / s['noop_p50']:.2f}x"
                 + (
-                    f" | replay p50 {fmt_seconds(s['replay_p50'])} ({s['replay_p50'] / s['noop_p50']:.2f}x)"
+                    f" | replay p50 {fmt_seconds(s['replay_p50'])} ({s['replay_p50'] / s['replay_noop_p50']:.2f}x"
+                    f" its no-op {fmt_seconds(s['replay_noop_p50'])})"
                     if "replay_p50" in s
                     else ""
                 )
