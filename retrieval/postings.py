@@ -18,6 +18,7 @@ from itertools import chain
 from typing import Generic, TypeVar
 
 import numpy as np
+import numpy.typing as npt
 
 from retrieval.memory import release_free_memory
 from retrieval.segments import I32, I64, Grow, IntArray, Segment, csr, gather
@@ -208,12 +209,20 @@ class Postings(Generic[T]):
             )
         n_terms = max(len(self._vocab), 1)
         doc_index = np.arange(n_docs, dtype=np.int64)
-        keys = np.concatenate([np.repeat(doc_index, lengths[:, f]) * n_terms + ids[f] for f in range(n_fields)])
-        unique, inverse = np.unique(keys, return_inverse=True)  # by document, then term
-        bounds = np.cumsum([0, *(len(i) for i in ids)])
-        tfs = np.stack(
-            [np.bincount(inverse[bounds[f] : bounds[f + 1]], minlength=len(unique)) for f in range(n_fields)], 1
-        ).astype(np.int32)
+        # One key per token, (document, term, field); sorted, each run of equal keys is one field
+        # frequency (a plain sort: no permutation is needed, equal keys are interchangeable).
+        keys = np.concatenate(
+            [(np.repeat(doc_index, lengths[:, f]) * n_terms + ids[f]) * n_fields + f for f in range(n_fields)]
+        )
+        keys.sort()
+        starts = _run_starts(keys)
+        run_keys = keys[starts]
+        runs = np.diff(np.append(starts, len(keys)))
+        pairs = run_keys // n_fields  # document * n_terms + term
+        new_pair = _is_new(pairs)
+        unique = pairs[new_pair]  # by document, then term
+        tfs = np.zeros((len(unique), n_fields), dtype=np.int32)
+        tfs[np.cumsum(new_pair) - 1, run_keys % n_fields] = runs
         posting_docs = unique // n_terms
         counts = np.bincount(posting_docs, minlength=n_docs).astype(np.int64)
         terms = (unique % n_terms).astype(np.int32)
@@ -510,3 +519,17 @@ def _new_vocab() -> defaultdict[str, int]:
     vocab: defaultdict[str, int] = defaultdict()
     vocab.default_factory = vocab.__len__
     return vocab
+
+
+def _is_new(sorted_keys: I64) -> npt.NDArray[np.bool_]:
+    """Whether each key differs from the one before it (the first always does)."""
+    new = np.empty(len(sorted_keys), dtype=np.bool_)
+    if len(sorted_keys):
+        new[0] = True
+        np.not_equal(sorted_keys[1:], sorted_keys[:-1], out=new[1:])
+    return new
+
+
+def _run_starts(sorted_keys: I64) -> I64:
+    """Where each run of equal keys begins."""
+    return np.flatnonzero(_is_new(sorted_keys))
