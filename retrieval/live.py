@@ -566,6 +566,14 @@ class LiveIndex:
             self._read(root, part, known, batch)
             changes.append(self._apply(root, batch))
             batch = _Batch()
+            if len(refs) > CHUNK:
+                # The chunk's files and units now live as long as the index: out of the cyclic
+                # collector's reach, as after a restore, or each full collection walks every chunk
+                # read so far again (tldr's cold build: 10 of them, 1.8 s of CPU; 4 and 0.3 s
+                # frozen). The young generations are collected first, so no fresh garbage
+                # cycle is frozen with them.
+                gc.collect(1)
+                gc.freeze()
             if progress is not None:
                 progress.done = start + len(part)
             if self.progress is not None and len(refs) > CHUNK:
