@@ -18,10 +18,9 @@ from itertools import chain
 from typing import Generic, TypeVar
 
 import numpy as np
-import numpy.typing as npt
 
 from retrieval.memory import release_free_memory
-from retrieval.segments import I32, I64, Grow, IntArray, Segment, csr, gather
+from retrieval.segments import I32, I64, Grow, IntArray, Segment, csr, gather, is_new, run_starts
 
 T = TypeVar("T")
 
@@ -215,11 +214,11 @@ class Postings(Generic[T]):
             [(np.repeat(doc_index, lengths[:, f]) * n_terms + ids[f]) * n_fields + f for f in range(n_fields)]
         )
         keys.sort()
-        starts = _run_starts(keys)
+        starts = run_starts(keys)
         run_keys = keys[starts]
         runs = np.diff(np.append(starts, len(keys)))
         pairs = run_keys // n_fields  # document * n_terms + term
-        new_pair = _is_new(pairs)
+        new_pair = is_new(pairs)
         unique = pairs[new_pair]  # by document, then term
         tfs = np.zeros((len(unique), n_fields), dtype=np.int32)
         tfs[np.cumsum(new_pair) - 1, run_keys % n_fields] = runs
@@ -519,17 +518,3 @@ def _new_vocab() -> defaultdict[str, int]:
     vocab: defaultdict[str, int] = defaultdict()
     vocab.default_factory = vocab.__len__
     return vocab
-
-
-def _is_new(sorted_keys: I64) -> npt.NDArray[np.bool_]:
-    """Whether each key differs from the one before it (the first always does)."""
-    new = np.empty(len(sorted_keys), dtype=np.bool_)
-    if len(sorted_keys):
-        new[0] = True
-        np.not_equal(sorted_keys[1:], sorted_keys[:-1], out=new[1:])
-    return new
-
-
-def _run_starts(sorted_keys: I64) -> I64:
-    """Where each run of equal keys begins."""
-    return np.flatnonzero(_is_new(sorted_keys))

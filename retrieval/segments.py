@@ -103,8 +103,22 @@ def csr(sorted_terms: I32) -> tuple[I32, I64]:
     """Distinct terms and row pointers of postings already sorted by term."""
     if len(sorted_terms) == 0:
         return np.zeros(0, dtype=np.int32), np.zeros(1, dtype=np.int64)
-    starts = np.flatnonzero(np.concatenate(([True], sorted_terms[1:] != sorted_terms[:-1])))
+    starts = run_starts(sorted_terms)
     return sorted_terms[starts], np.append(starts, len(sorted_terms)).astype(np.int64)
+
+
+def is_new(sorted_keys: I32 | I64) -> npt.NDArray[np.bool_]:
+    """Whether each key of a sorted array differs from the one before it (the first always does)."""
+    new = np.empty(len(sorted_keys), dtype=np.bool_)
+    if len(sorted_keys):
+        new[0] = True
+        np.not_equal(sorted_keys[1:], sorted_keys[:-1], out=new[1:])
+    return new
+
+
+def run_starts(sorted_keys: I32 | I64) -> I64:
+    """Where each run of equal keys of a sorted array begins."""
+    return np.flatnonzero(is_new(sorted_keys))
 
 
 def gather(starts: I64, lengths: I64) -> I64:
