@@ -786,6 +786,13 @@ def _corpus_flags() -> argparse.ArgumentParser:
         f"(default: {DEFAULT_RANKING.score_floor})",
     )
     group.add_argument(
+        "--feedback",
+        action="store_true",
+        help="expand each query with the words of its best hits (RM3 pseudo-relevance feedback): "
+        "better on abstract-like collections (Cranfield nDCG@10 0.404 -> 0.434), worse on markdown "
+        "documentation (section hit@3 0.80 -> 0.74), hence off by default",
+    )
+    group.add_argument(
         "--cache-dir",
         metavar="DIR",
         type=Path,
@@ -1045,7 +1052,7 @@ def open_index(args: argparse.Namespace, background: bool = False) -> tuple[Live
     if not 0.0 <= args.score_floor <= 1.0:
         log.error("--score-floor must be between 0 and 1, not %s", args.score_floor)
         raise SystemExit(2)
-    ranking = DEFAULT_RANKING.but(score_floor=args.score_floor)
+    ranking = DEFAULT_RANKING.but(score_floor=args.score_floor, feedback=args.feedback)
     pins = PinSet(config.pins) if config.pins is not None else None
     index_cache = None
     if not args.no_cache:

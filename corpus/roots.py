@@ -55,21 +55,6 @@ class Root:
     """Default pins of this root, when they differ from overview.md and conventions.md."""
 
 
-def find_agents_root(given: str | None, env: Mapping[str, str] | None = None, cwd: Path | None = None) -> Path:
-    """The `.AGENTS` folder: `--root`, else `$AGENTS_CONTEXT_ROOT`, else `./.AGENTS` or `./.agents`.
-
-    Raises `RootNotFound` with a message that says where it looked and how to point elsewhere.
-    """
-    found = find_agents_roots([given] if given else [], env, cwd)
-    if not found:
-        cwd = Path.cwd() if cwd is None else cwd
-        raise RootNotFound(
-            f"no .AGENTS folder in {cwd}: create one, run from the project folder, "
-            f"or pass --root DIR (or set {ENV_ROOT})"
-        )
-    return found[0]
-
-
 def find_agents_roots(
     given: Sequence[str], env: Mapping[str, str] | None = None, cwd: Path | None = None
 ) -> list[Path]:

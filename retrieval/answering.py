@@ -61,12 +61,9 @@ def search(
 
 def explainer(live: LiveIndex, kind: str, terms: Sequence[str]) -> Callable[[RetrievedDocument], list[MatchedTerm]]:
     """Per hit: each query term's contribution to its score, and the fields it occurs in."""
-    library = live.library
-    index = library.sections if kind == "sections" else library.windows
 
     def explain(doc: RetrievedDocument) -> list[MatchedTerm]:
-        # Our retriever explains its hits as it finds them; another one's are explained from text.
-        shares = doc.matched if doc.matched is not None else index.explain(terms, library.terms(doc.unit))
+        shares = doc.matched or ()  # the retriever explains its hits as it finds them
         proximity = dict(doc.proximity)  # a term's proximity bonus counts once, with its first occurrence
         return [
             MatchedTerm(term=term, contribution=round(share + proximity.pop(term, 0.0), 4), fields=where)

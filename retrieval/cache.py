@@ -73,7 +73,6 @@ class Restored:
     files: list[CorpusFile]
     sections: Packed[Unit]
     windows: Packed[Unit]
-    saved_at: float
 
 
 @dataclass(slots=True)
@@ -337,9 +336,7 @@ def _restore(root: Root, key: str, a: Mapping[str, npt.NDArray[Any]]) -> Restore
             )
         )
     sizes = np.array([len(f.text) for f in files], dtype=np.int64)  # to check every unit's bounds at once
-    return Restored(
-        files, _packed(a, "s", s, files, sizes), _packed(a, "w", s, files, sizes), float(header["saved_at"])
-    )
+    return Restored(files, _packed(a, "s", s, files, sizes), _packed(a, "w", s, files, sizes))
 
 
 def _front_matter(raw: str) -> FrontMatter:

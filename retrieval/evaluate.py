@@ -14,22 +14,16 @@ instead: the headings to rename, or the words to add, so the corpus says what pe
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
 
 from pydantic import BaseModel, Field
 
-from corpus.catalog import Corpus, load
-from corpus.errors import CorpusError
-from corpus.roots import find_agents_root, make_roots
-from corpus.rules import PinSet
-from retrieval.library import Library, index_corpus
+from corpus.catalog import Corpus
+from retrieval.library import Library
 from retrieval.retriever import RetrievalRequest, RetrievedDocument
 
 DEPTH = 10
@@ -163,31 +157,3 @@ def render(report: EvalReport) -> str:
             lines.append(f"  note: {m.note}")
         lines.extend(f"  {i}. {top}" for i, top in enumerate(m.top, start=1))
     return "\n".join(lines)
-
-
-def evaluate(corpus: Corpus, questions: Sequence[EvalQuestion], out: TextIO, k: int = 3) -> float:
-    """Print the report; return hit@k."""
-    report = evaluate_report(index_corpus(corpus), corpus, questions, k)
-    out.write(render(report) + "\n")
-    return report.hit_at_k
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="agents-context eval",
-        description="Check that context_search finds the expected section for each question.",
-    )
-    parser.add_argument("questions", type=Path, metavar="QUESTIONS.jsonl")
-    parser.add_argument("--root", metavar="DIR", help="the .AGENTS folder (default: as the server finds it)")
-    parser.add_argument("--pin", metavar="REL", action="append", help="pinned paths, as for the server")
-    parser.add_argument("-k", type=int, default=3, help="a hit must be in the top k (default: 3)")
-    args = parser.parse_args(argv)
-    try:
-        roots = make_roots([find_agents_root(args.root)])
-        questions = read_questions(args.questions, roots[0].label)
-    except (CorpusError, QuestionError, OSError) as exc:
-        sys.stderr.write(f"agents-context eval: {exc}\n")
-        return 2
-    corpus = load(roots, PinSet(args.pin) if args.pin is not None else None)
-    evaluate(corpus, questions, sys.stdout, max(1, args.k))
-    return 0

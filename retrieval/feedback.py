@@ -1,4 +1,4 @@
-"""Query expansion: pseudo-relevance feedback (RM3), the glossary, and `expansion`, which chains them.
+"""Query expansion by pseudo-relevance feedback (RM3), on with `--feedback`.
 
 RM3: a first search takes the `docs` best units; each term of their text gets the weight
 sum over those units of P(unit | query) * tf(term, unit) / |unit|, with P(unit | query) the
@@ -14,7 +14,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from retrieval.glossary import Glossary
 from retrieval.index import BM25Index
 from retrieval.ranking import Ranking
 from retrieval.retriever import Expander
@@ -61,18 +60,6 @@ def rm3(ranking: Ranking, docs: int = 10, terms: int = 10, original: float = 0.5
     return expand
 
 
-def expansion(ranking: Ranking, sections: BM25Index[Unit]) -> Expander | None:
-    """What `ranking` expands a query with (None: nothing). The glossary is read from `sections`
-    (the searchable `.AGENTS` sections) whichever index is searched; with feedback on too, the
-    glossary's terms join the query before RM3's first pass."""
-    glossary = Glossary(sections, ranking.tokenize) if ranking.glossary else None
-    if glossary is None:
-        return rm3(ranking) if ranking.feedback else None
-    if not ranking.feedback:
-        return glossary
-
-    def both(index: BM25Index[Unit], query: Sequence[str]) -> tuple[Sequence[str], Sequence[float]]:
-        terms, weights = glossary.expand(query)
-        return relevance_model(ranking, index, terms, weights)
-
-    return both
+def expansion(ranking: Ranking) -> Expander | None:
+    """What `ranking` expands a query with (None: nothing)."""
+    return rm3(ranking) if ranking.feedback else None

@@ -23,7 +23,6 @@ CONTEXT_PAST_END = "no more matching context for: {query} ({why})"
 DOCS_PAST_END = "(no more results: {why})"
 ECHO_CHARS = 200
 """A query quoted back in a miss line is cut to this many characters (the budget must hold)."""
-DETAILS = ("paths", "snippets", "sections")
 DEFAULT_MAX_TOKENS = 4000
 MIN_MAX_TOKENS, MAX_MAX_TOKENS = 200, 10_000
 SNIPPET_CHARS = 320

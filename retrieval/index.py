@@ -17,7 +17,6 @@ the query terms: scores are accumulated only for documents that contain one of t
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -29,7 +28,7 @@ import numpy.typing as npt
 from retrieval.postings import Doc, Packed, Postings
 from retrieval.segments import I32, IntArray, gather
 
-__all__ = ["K1", "PLAIN_FIELDS", "B", "BM25Index", "Doc", "Field", "Packed", "Scored"]
+__all__ = ["K1", "B", "BM25Index", "Doc", "Field", "Packed", "Scored"]
 
 K1 = 1.5
 B = 0.75
@@ -62,10 +61,6 @@ class Field:
     name: str
     weight: float = 1.0
     b: float = B
-
-
-PLAIN_FIELDS: tuple[Field, ...] = (Field("text"),)
-"""One field, weight 1: plain BM25."""
 
 
 @dataclass(slots=True)  # not frozen: a frozen dataclass takes 3x as long to build, k of them a query
@@ -235,28 +230,12 @@ class BM25Index(Postings[T]):
                 total += field.weight * tfs[:, f] / norm[docs]
         return total
 
-    def explain(
-        self,
-        terms: Sequence[str],
-        doc_fields: Sequence[Sequence[str]],
-        weights: Sequence[float] | None = None,
-    ) -> list[tuple[str, float, list[str]]]:
-        """Each query term's share of the score of a document with these terms per field, and the
-        fields it occurs in (in query order; a repeated query term counts again, as in scoring)."""
-        counts = [Counter(terms_of_field) for terms_of_field in doc_fields]
-        n_fields = len(self.fields)
-        return self._shares(
-            terms,
-            lambda term: [counts[f][term] if f < len(counts) else 0 for f in range(n_fields)],
-            [len(doc_fields[f]) if f < len(doc_fields) else 0 for f in range(n_fields)],
-            weights,
-        )
-
     def explain_slots(
         self, terms: Sequence[str], slots: Sequence[int], weights: Sequence[float] | None = None
     ) -> list[list[tuple[str, float, list[str]]]]:
-        """`explain` for indexed documents (live slots), read from their postings: the same
-        integers, so the same floats, with no text tokenized again. One lookup per query term
+        """Each query term's share of the score of each of these indexed documents (live slots),
+        and the fields it occurs in (in query order; a repeated query term counts again, as in
+        scoring), read from their postings: no text tokenized again. One lookup per query term
         and segment for all the slots."""
         picked = np.asarray(slots, dtype=np.int64)
         seg_of = self._seg_of.data[picked]

@@ -8,15 +8,14 @@ update of each index).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 
 from corpus.catalog import Corpus
 from retrieval.feedback import expansion
 from retrieval.index import BM25Index, Doc
 from retrieval.ranking import DEFAULT, Ranking
-from retrieval.retriever import BM25Retriever, Expander, Retriever
+from retrieval.retriever import BM25Retriever, Expander
 from retrieval.sections import is_markdown
 from retrieval.units import Unit, section_units, window_units
 
@@ -35,12 +34,9 @@ class Library:
         self.tokenize = ranking.tokenize
         self.sections: BM25Index[Unit] = BM25Index(ranking.k1, fields=ranking.fields)
         self.windows: BM25Index[Unit] = BM25Index(ranking.k1, fields=ranking.fields)
-        expand = expansion(ranking, self.sections)
-        # What the tools serve (`policy.served`); assign another retriever to serve it instead.
-        self.section_retriever: Retriever = self.retriever(self.sections, expand)
-        self.window_retriever: Retriever = self.retriever(self.windows, expand)
-        # A hit's terms per field, for its explanation: the same few hits come back call after call.
-        self.terms: Callable[[Unit], list[Sequence[str]]] = lru_cache(maxsize=256)(ranking.terms)
+        expand = expansion(ranking)
+        self.section_retriever = self.retriever(self.sections, expand)
+        self.window_retriever = self.retriever(self.windows, expand)
 
     def retriever(self, index: BM25Index[Unit], expand: Expander | None = None) -> BM25Retriever:
         """A retriever over `index` with this library's ranking: floor, copies, proximity."""
@@ -54,7 +50,7 @@ class Library:
         `title` heads every heading trail, so it ranks as the file's top heading; its `tags` rank
         with the trail."""
         heads = section_units(path, uri, text, title, tags) if searchable or is_markdown(path) else []
-        windows = window_units(path, uri, text, self.ranking.structured_windows, heads, tags)
+        windows = window_units(path, uri, text, heads, tags)
         return Prepared(self.docs(heads if searchable else []), self.docs(windows))
 
     def apply(self, changes: Mapping[str, Prepared | None]) -> None:
@@ -66,13 +62,6 @@ class Library:
         """Both indexes in one segment each (after a build in chunks; see `Postings.merge_all`)."""
         self.sections.merge_all()
         self.windows.merge_all()
-
-    def update(self, path: str, uri: str, text: str, searchable: bool) -> None:
-        """Index (or re-index) one file."""
-        self.apply({path: self.prepare(path, uri, text, searchable)})
-
-    def remove(self, path: str) -> None:
-        self.apply({path: None})
 
     def docs(self, units: Sequence[Unit]) -> list[Doc[Unit]]:
         """Units as documents of this library's indexes (its tokenizer, its fields)."""

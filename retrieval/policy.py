@@ -18,17 +18,15 @@ from __future__ import annotations
 import threading
 import time
 import weakref
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from concurrent.futures import TimeoutError as FutureTimeout
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from corpus.catalog import Corpus, CorpusFile
 from retrieval.index import BM25Index
 from retrieval.library import Library
 from retrieval.outline import Candidate, Nearby, candidates, nearest
-from retrieval.query import MAX_QUERY_CHARS, MAX_QUERY_TERMS, Query, contains, looks_like_path, parse
-from retrieval.retriever import BM25Retriever, Found, Partial, RetrievalRequest, RetrievedDocument, Retriever
+from retrieval.query import MAX_QUERY_CHARS, MAX_QUERY_TERMS, Query, looks_like_path, parse
+from retrieval.retriever import RetrievalRequest, RetrievedDocument
 from retrieval.sections import INTRO
 from retrieval.units import Unit
 
@@ -90,15 +88,6 @@ class Answer:
     " within the filter")."""
 
 
-def served(library: Library, kind: str) -> Retriever:
-    """The retriever the tools search with: the library's own, configured by its ranking (score
-    floor, feedback, redundancy), exactly as `agents-context eval` and the benchmarks use it. This
-    is the one place the choice is made: to serve another (say
-    `ReciprocalRankFusion([library.section_retriever, embeddings])`), assign it to
-    `library.section_retriever` or `library.window_retriever`."""
-    return library.section_retriever if kind == "sections" else library.window_retriever
-
-
 def answer(
     query_text: str,
     k: int,
@@ -106,14 +95,13 @@ def answer(
     scope: Scope,
     library: Library,
     corpus: Corpus,
-    retriever: Retriever | None = None,
     deadline_s: float = DEADLINE_S,
 ) -> Answer:
-    """Answer one search of `scope` with `retriever` (default: the served one), within `deadline_s`."""
+    """Answer one search of `scope` within `deadline_s`."""
     started = time.monotonic()
     index = library.sections if scope.kind == "sections" else library.windows
     tokenize = library.tokenize
-    retriever = served(library, scope.kind) if retriever is None else retriever
+    retriever = library.section_retriever if scope.kind == "sections" else library.window_retriever
     query = parse(query_text, tokenize)
     clipped = len(query_text) > MAX_QUERY_CHARS or len(tokenize(query.raw)) > MAX_QUERY_TERMS
     query_text = query.raw
@@ -131,11 +119,11 @@ def answer(
     request = RetrievalRequest(query_text, want + 1, started + deadline_s, allow, query.phrases)
     method = "phrase" if query.phrases else "bm25"
     reason: str | None = None
-    result = _run(retriever, request, tokenize)
+    result = retriever.search(request)
     if not result.docs and query.phrases and not result.partial:
         method = "bm25-relaxed"
         reason = _relaxed_reason(query, scope)
-        result = _run(retriever, RetrievalRequest(query_text, want + 1, request.deadline, allow), tokenize)
+        result = retriever.search(RetrievalRequest(query_text, want + 1, request.deadline, allow))
     if result.docs:
         return _done(_page(result.docs, offset, k, method, reason, result.candidates, result.partial), started, clipped)
     near = _nearest(query_text, scope, library, corpus)
@@ -164,41 +152,6 @@ def _page(
         )
         return Answer([], method, reason, candidates, partial, past_end=len(docs))
     return Answer(docs[offset : offset + k], method, reason, candidates, partial, more=len(docs) > offset + k)
-
-
-_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="retriever")
-_GRACE_S = 0.25
-
-
-def _run(retriever: Retriever, request: RetrievalRequest, tokenize: Callable[[str], Sequence[str]]) -> Found:
-    """Run the retriever. Ours honours the deadline itself; one that is not ours (it may be slow)
-    is waited for only until the deadline, and then the answer goes on without it, marked
-    partial. What a foreign retriever returns is held to the request too (filter and phrases)."""
-    if isinstance(retriever, BM25Retriever):
-        return retriever.search(request)
-    partial = False
-    try:
-        future = _POOL.submit(retriever.retrieve, request)
-        # A little grace past the deadline, so a retriever that honours it (a fusion raising
-        # `Partial` with what it has) is heard rather than abandoned.
-        timeout = None if request.deadline is None else max(0.0, request.deadline - time.monotonic()) + _GRACE_S
-        try:
-            docs = future.result(timeout=timeout)
-        except FutureTimeout:
-            return Found([], 0, True)
-    except Partial as exc:
-        docs, partial = exc.docs, True
-    docs = [d for d in docs if _holds(d.unit, request, tokenize)]
-    return Found(docs, len(docs), partial)
-
-
-def _holds(unit: Unit, request: RetrievalRequest, tokenize: Callable[[str], Sequence[str]]) -> bool:
-    if request.allow is not None and not request.allow(unit):
-        return False
-    if not request.phrases:
-        return True
-    tokens = tokenize(unit.text)
-    return all(contains(tokens, p) for p in request.phrases)
 
 
 def _done(result: Answer, started: float, clipped: bool = False) -> Answer:

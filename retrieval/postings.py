@@ -107,11 +107,6 @@ class Postings(Generic[T]):
     def n_docs(self) -> int:
         return self._n
 
-    @property
-    def avg_length(self) -> float:
-        """Average length of the first field."""
-        return self._total_length[0] / self._n if self._n else 0.0
-
     def avg_lengths(self) -> list[float]:
         return [total / self._n if self._n else 0.0 for total in self._total_length]
 

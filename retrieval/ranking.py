@@ -36,10 +36,6 @@ class Ranking:
     heading_b: float = B
     path_weight: float = 1.0
     path_b: float = 0.0
-    ancestor_weight: float | None = None
-    """Weight of the ancestors' headings, apart from the unit's own (None: one heading field)."""
-    structured_windows: bool = False
-    """search_docs windows follow headings and paragraphs (False: plain 500/50-word windows)."""
     redundancy: float | None = 0.9
     """Skip overlapping units of a file and near copies (Jaccard of term sets at least this) with
     the same heading; None: show whatever ranks."""
@@ -51,9 +47,7 @@ class Ranking:
     score_floor: float = 0.3
     """Drop hits scoring below this fraction of the best hit's score (0: keep every positive)."""
     feedback: bool = False
-    """Pseudo-relevance feedback (RM3): expand the query with the top hits' terms."""
-    glossary: bool = False
-    """Expand a query naming a term of the corpus's glossary with its synonyms (`retrieval.glossary`)."""
+    """Pseudo-relevance feedback (RM3, `--feedback`): expand the query with the top hits' terms."""
 
     @property
     def fields(self) -> tuple[Field, ...]:
@@ -61,19 +55,17 @@ class Ranking:
         if self.heading_weight or self.path_weight:
             fields.append(Field("heading", self.heading_weight, self.heading_b))
             fields.append(Field("path", self.path_weight, self.path_b))
-            if self.ancestor_weight is not None:
-                fields.append(Field("ancestors", self.ancestor_weight, self.heading_b))
         return tuple(fields)
 
     @property
     def fingerprint(self) -> str:
-        """What decides the stored terms of a unit: the tokenizer, the fields and the windows (the
-        weights and constants do not: scores are computed at query time)."""
+        """What decides the stored terms of a unit: the tokenizer and the fields (the weights and
+        constants do not: scores are computed at query time)."""
         tokenizer = getattr(self.tokenize, "fingerprint", None)
         if not isinstance(tokenizer, str):
             tokenizer = f"callable@{id(self.tokenize)}"  # a custom tokenizer: never matches a stored index
         fields = ",".join(f.name for f in self.fields)
-        return f"{tokenizer} fields={fields} structured_windows={self.structured_windows}"
+        return f"{tokenizer} fields={fields}"
 
     def terms(self, unit: Unit) -> list[Sequence[str]]:
         """The unit's terms per field, in `fields` order."""
@@ -81,10 +73,7 @@ class Ranking:
         if len(self.fields) == 1:
             return [body]
         trail = [h for h in unit.trail if h != INTRO]
-        if self.ancestor_weight is None:
-            return [body, self.tokenize(" ".join([*trail, *unit.tags])), self.tokenize(path_words(unit.path))]
-        own, ancestors = " ".join(trail[-1:]), " ".join([*trail[:-1], *unit.tags])
-        return [body, self.tokenize(own), self.tokenize(path_words(unit.path)), self.tokenize(ancestors)]
+        return [body, self.tokenize(" ".join([*trail, *unit.tags])), self.tokenize(path_words(unit.path))]
 
     def but(self, **changes: object) -> Ranking:
         """A copy with some settings changed (for ablations)."""

@@ -8,7 +8,7 @@ from typing import NamedTuple
 from corpus.catalog import CorpusFile
 from retrieval.anchors import anchors, citation
 from retrieval.sections import INTRO, is_markdown, sections, split_lines
-from retrieval.windows import structured_windows, windows
+from retrieval.windows import windows
 
 
 class Unit(NamedTuple):
@@ -78,20 +78,17 @@ def window_units(
     path: str,
     uri: str,
     text: str,
-    structured: bool = False,
     heads: Sequence[Unit] | None = None,
     tags: tuple[str, ...] = (),
 ) -> list[Unit]:
-    """The windows of a file (plain 500/50-word ones unless `structured`), each with the heading
-    trail of the section it starts in (`heads`: the file's section units, if already made) and
-    the file's front matter `tags`."""
+    """The ~500-word windows of a file, each with the heading trail of the section it starts in
+    (`heads`: the file's section units, if already made) and the file's front matter `tags`."""
     lines = split_lines(text)
     markdown = is_markdown(path)
-    split = structured_windows if structured else windows
     if heads is None:
         heads = section_units(path, uri, text) if markdown else []
     units: list[Unit] = []
-    for w in split(text, markdown=markdown):
+    for w in windows(text, markdown=markdown):
         trail = next((h.trail for h in reversed(heads) if h.start_line <= w.start_line), ())
         units.append(
             Unit(

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from itertools import pairwise
-
 from hypothesis import given
 from hypothesis import strategies as st
 
 from retrieval.sections import INTRO, SectionSpan, sections, split_lines
 from retrieval.tokenize import tokenize
 from retrieval.units import section_units, window_units
-from retrieval.windows import structured_windows, windows
+from retrieval.windows import windows
 
 # --- sections -------------------------------------------------------------------------------
 
@@ -151,62 +149,7 @@ def test_windows_cover_every_line_and_keep_it_verbatim(text: str, size: int, ove
         assert unit.text == "\n".join(lines[unit.start_line - 1 : unit.end_line])
 
 
-# --- structure-aware windows ----------------------------------------------------------------
-
-
-def section_text(title: str, words: int, level: int = 2) -> str:
-    return f"{'#' * level} {title}\n\n" + "\n".join(f"{title.lower()}{i}" for i in range(words)) + "\n\n"
-
-
-def test_structured_windows_merge_tiny_sections_and_start_at_headings() -> None:
-    text = "".join(section_text(f"S{i}", 40) for i in range(30))  # 30 sections of ~42 words
-    found = structured_windows(text, size=200, overlap=20)
-    heads = {i + 1 for i, line in enumerate(split_lines(text)) if line.startswith("## ")}
-    assert all(w.start_line in heads for w in found)  # every window starts at a heading
-    lines = split_lines(text)
-    sizes = [sum(len(x.split()) for x in lines[w.start_line - 1 : w.end_line]) for w in found]
-    assert all(100 <= s <= 200 for s in sizes[:-1])  # tiny sections merged, none over size
-    assert not any(w.start_line <= v.end_line and v.start_line <= w.end_line for w, v in pairwise(found))
-
-
-def test_structured_windows_split_a_long_section_with_overlap_at_paragraphs() -> None:
-    paragraphs = "\n\n".join(" ".join(f"p{p}w{i}" for i in range(30)) for p in range(20))  # 600 words
-    text = "# Long\n\n" + paragraphs + "\n\n" + section_text("Next", 30)
-    found = structured_windows(text, size=200, overlap=20)
-    assert len(found) >= 4
-    lines = split_lines(text)
-    next_start, last = lines.index("## Next") + 1, max(i + 1 for i, line in enumerate(lines) if line.strip())
-    holding = [w for w in found if w.start_line <= next_start <= w.end_line]
-    assert len(holding) == 1 and holding[0].end_line == last  # a section that fits is never cut
-    paragraph_starts = {i + 1 for i, line in enumerate(lines) if line.startswith("p")}
-    for before, after in pairwise(found):
-        assert after.start_line <= before.end_line  # the long section is split with overlap...
-        assert after.start_line in paragraph_starts or after.start_line == next_start
-        assert before.end_line + 2 in paragraph_starts  # ...ending at a paragraph's end
-
-
-def test_structured_windows_never_cut_inside_a_fence_at_a_paragraph_break() -> None:
-    code = "```\n" + "\n\n".join(f"line {i} of code" for i in range(10)) + "\n```\n"
-    text = "# Top\n\n" + "intro words here\n\n" + code
-    (only,) = structured_windows(text, size=500)
-    assert (only.start_line, only.end_line) == (1, len(split_lines(text)))
-
-
-@given(markdownish, st.integers(min_value=1, max_value=30), st.integers(min_value=0, max_value=10))
-def test_structured_windows_cover_every_line_and_move_forward(text: str, size: int, overlap: int) -> None:
-    lines = split_lines(text)
-    found = structured_windows(text, markdown=True, size=size, overlap=overlap)
-    assert [w.chunk_id for w in found] == list(range(len(found)))
-    covered = {n for w in found for n in range(w.start_line, w.end_line + 1)}
-    front = front_matter_lines(lines)
-    for n, line in enumerate(lines, start=1):
-        if n > front and line.strip():
-            assert n in covered
-    starts = [w.start_line for w in found]
-    assert starts == sorted(set(starts))
-
-
 def test_window_units_carry_the_trail_of_the_section_they_start_in() -> None:
     text = "# Guide\n\n## Install\n\n" + ("word " * 10 + "\n\n") * 60
-    units = window_units("docs/g.md", "u", text, structured=True)
+    units = window_units("docs/g.md", "u", text)
     assert units[0].trail == ("Guide",) and units[-1].trail == ("Guide", "Install")

@@ -342,3 +342,21 @@ def test_a_credential_cut_by_the_instructions_limit_is_still_masked() -> None:
     text = "x " * 5 + SECRETS["github"] + " after"
     assert redact(text, 20) == "x " * 5 + "ghp_… (40 characters, not shown)"
     assert redact(text, 5) == "x x x" and redact(text) == "x " * 5 + "ghp_… (40 characters, not shown) after"
+
+
+def test_feedback_expands_each_query_with_its_best_hits_words(make_tree: Callable[..., Path]) -> None:
+    agents = make_tree(
+        {
+            "a.md": "# Rollback\n\nRollback uses the kill switch.\n",
+            "b.md": "# Rollback again\n\nA rollback flips the kill switch.\n",
+            "c.md": "# Emergency\n\nThe kill switch stops everything.\n",
+            "d.md": "# Unrelated\n\nNothing here.\n",
+        },
+        name="feedback",
+    )
+    flags = ("--root", str(agents), "-k", "5", "--score-floor", "0")
+    plain = as_json("search", "rollback", *flags)
+    expanded = as_json("search", "rollback", *flags, "--feedback")
+    assert [h["path"] for h in plain["hits"]] == ["feedback/a.md", "feedback/b.md"]
+    # "kill switch" came from the first two hits; the query's own words still lead.
+    assert [h["path"] for h in expanded["hits"]] == ["feedback/a.md", "feedback/b.md", "feedback/c.md"]

@@ -20,7 +20,7 @@ from corpus import listing as listings_module
 from corpus.catalog import Corpus, load
 from corpus.errors import RootNotFound
 from corpus.listing import listings_for
-from corpus.roots import Root, RootKind, find_agents_root, make_roots
+from corpus.roots import Root, RootKind, find_agents_roots, make_roots
 from corpus.rules import PinSet
 from corpus.scan import walk, walked
 from tests.tally import tried
@@ -279,16 +279,15 @@ def test_pin_flag_replaces_the_set_and_empty_pins_nothing(make_tree: Callable[..
 def test_root_from_flag_then_env_then_cwd(tmp_path: Path) -> None:
     (tmp_path / "flag").mkdir()
     (tmp_path / "env").mkdir()
-    assert find_agents_root("flag", {"AGENTS_CONTEXT_ROOT": "env"}, tmp_path) == tmp_path / "flag"
-    assert find_agents_root(None, {"AGENTS_CONTEXT_ROOT": "env"}, tmp_path) == tmp_path / "env"
-    with pytest.raises(RootNotFound, match=r"no \.AGENTS folder"):
-        find_agents_root(None, {}, tmp_path)
+    assert find_agents_roots(["flag"], {"AGENTS_CONTEXT_ROOT": "env"}, tmp_path) == [tmp_path / "flag"]
+    assert find_agents_roots([], {"AGENTS_CONTEXT_ROOT": "env"}, tmp_path) == [tmp_path / "env"]
+    assert find_agents_roots([], {}, tmp_path) == []
     (tmp_path / ".agents").mkdir()
-    assert find_agents_root(None, {}, tmp_path) == tmp_path / ".agents"
+    assert find_agents_roots([], {}, tmp_path) == [tmp_path / ".agents"]
     (tmp_path / ".AGENTS").mkdir()
-    assert find_agents_root(None, {}, tmp_path).name in (".AGENTS", ".agents")
+    assert [p.name for p in find_agents_roots([], {}, tmp_path)] in ([".AGENTS"], [".agents"])
     with pytest.raises(RootNotFound, match="does not exist"):
-        find_agents_root("missing", {}, tmp_path)
+        find_agents_roots(["missing"], {}, tmp_path)
 
 
 @pytest.mark.skipif(not POSIX, reason="symlinks need privileges on Windows")

@@ -46,10 +46,10 @@ def test_an_empty_answer_is_success_not_an_error(make_tree: Callable[..., Path])
 
 def test_updating_a_file_replaces_its_units(make_tree: Callable[..., Path]) -> None:
     library = index_corpus(load(make_roots([make_tree({"a.md": "# A\nalpha\n"})])))
-    library.update(".AGENTS/a.md", "agents://a.md", "# A\nomega\n", searchable=True)
+    library.apply({".AGENTS/a.md": library.prepare(".AGENTS/a.md", "agents://a.md", "# A\nomega\n", True)})
     assert library.section_retriever.retrieve(RetrievalRequest("alpha")) == []
     assert len(library.section_retriever.retrieve(RetrievalRequest("omega"))) == 1
-    library.remove(".AGENTS/a.md")
+    library.apply({".AGENTS/a.md": None})
     assert library.window_retriever.retrieve(RetrievalRequest("omega")) == []
 
 

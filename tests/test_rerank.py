@@ -15,6 +15,7 @@ from retrieval.library import Library, index_corpus
 from retrieval.proximity import occurrence_shares
 from retrieval.ranking import DEFAULT, PLAIN
 from retrieval.retriever import BM25Retriever, Partial, RetrievalRequest
+from tests.test_bm25 import explained_from_text
 
 FILLER = "alpha beta gamma delta epsilon zeta theta iota kappa lambda"
 
@@ -74,7 +75,7 @@ def test_scores_are_bm25f_plus_the_reference_bonus_on_the_top_hits(make_tree: Ca
         assert doc.score == pytest.approx(first[doc.id] + bonus, rel=1e-12)
         assert sum(s for _, s in doc.proximity) == pytest.approx(bonus, rel=1e-12)
         # What an explanation shows: BM25F's per-term shares plus the bonus add up to the score.
-        shares = sum(s for _, s, _ in index.explain(terms, library.ranking.terms(doc.unit)))
+        shares = sum(s for _, s, _ in explained_from_text(index, terms, library.ranking.terms(doc.unit)))
         assert shares + sum(s for _, s in doc.proximity) == pytest.approx(doc.score, rel=1e-9)
     assert [d.score for d in found] == sorted((d.score for d in found), reverse=True)
 
