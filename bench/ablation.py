@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from retrieval.ranking import DEFAULT, PLAIN, Ranking
-from retrieval.stopwords import LUCENE
-from retrieval.tokenize import Tokenizer
+from retrieval.engine.ranking import DEFAULT, PLAIN, Ranking
+from retrieval.text.stopwords import LUCENE
+from retrieval.text.tokenize import Tokenizer
 
 
 def steps() -> list[tuple[str, Ranking]]:

@@ -38,7 +38,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from bench.soak import rss_kib, server_pid  # noqa: E402
-from retrieval.cache import ENV  # noqa: E402
+from live.cache import ENV  # noqa: E402
 
 LIMIT_S = 900.0
 """Longest wait for any one condition before the run is declared failed."""

@@ -2,7 +2,7 @@
 
 A prepared corpus is a list of sections (each a list of our tokens), grouped into files, plus the
 queries to run on it. Real corpora go through our own reading, chunking and tokenizing code
-(`corpus.catalog.load`, `retrieval.units`, `retrieval.tokenize`); synthetic ones are drawn from a
+(`corpus.catalog.load`, `retrieval.chunks.units`, `retrieval.text.tokenize`); synthetic ones are drawn from a
 fixed seed. Everything is stored as flat integer arrays so a fresh worker process loads 300k
 sections in a few seconds.
 
@@ -185,8 +185,8 @@ def from_root(name: str, agents: Path | None, docs: Path | None, unit: str) -> P
     """
     from corpus.catalog import load
     from corpus.roots import make_roots
-    from retrieval.tokenize import tokenize
-    from retrieval.units import section_units, window_units
+    from retrieval.chunks.units import section_units, window_units
+    from retrieval.text.tokenize import tokenize
 
     t0 = time.perf_counter()
     roots = make_roots([agents] if agents else [], [docs] if docs else [])
@@ -219,7 +219,7 @@ def from_root(name: str, agents: Path | None, docs: Path | None, unit: str) -> P
 
 def from_eval(name: str) -> Prepared:
     """SciFact or Cranfield: title + text of each document as one section (one file per document)."""
-    from retrieval.tokenize import tokenize
+    from retrieval.text.tokenize import tokenize
 
     folder = EVAL / name
     builder = _Builder(name)
@@ -257,7 +257,7 @@ FILE_SECTIONS = (1, 8)
 
 def _words(rng: np.random.Generator, n: int) -> list[str]:
     """n distinct lowercase pseudo-words, shorter for frequent ranks; never a stop word."""
-    from retrieval.tokenize import STOP_WORDS
+    from retrieval.text.tokenize import STOP_WORDS
 
     lengths = np.clip(3 + np.floor(np.log2(np.arange(n) + 2) * 0.45) + rng.integers(-1, 3, n), 2, 14).astype(np.int64)
     letters = rng.integers(97, 123, size=(n, 14), dtype=np.uint8)

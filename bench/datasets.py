@@ -1,7 +1,7 @@
 """The public test collections of `../shared/eval/`, read into the server's own pipeline.
 
 - markdown-dev: each docs folder is loaded exactly as the server loads a `.AGENTS` root
-  (`corpus.roots.make_roots`, `corpus.catalog.load`) and indexed by `retrieval.library`.
+  (`corpus.roots.make_roots`, `corpus.catalog.load`) and indexed by `retrieval.engine.library`.
 - SciFact and Cranfield (BEIR layout): each document becomes a `Unit` whose heading is the title
   and whose text is the title line then the text, indexed through the same `Library` (same
   tokenizer, fields and engine), and searched through `Retriever.retrieve`.
@@ -17,9 +17,9 @@ from pathlib import Path
 from corpus.catalog import load
 from corpus.roots import make_roots
 from corpus.rules import PinSet
-from retrieval.library import Library, index_corpus
-from retrieval.ranking import Ranking
-from retrieval.units import Unit
+from retrieval.chunks.units import Unit
+from retrieval.engine.library import Library, index_corpus
+from retrieval.engine.ranking import Ranking
 
 DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "eval"
 

@@ -61,13 +61,13 @@ def _files(p: Prepared) -> list[tuple[str, int, int]]:
 
 
 class Ours:
-    """`retrieval.index.BM25Index`, exactly as the server uses it: the start-up build is one
+    """`retrieval.engine.index.BM25Index`, exactly as the server uses it: the start-up build is one
     `update` of every file (one segment), an edit one `replace` of that file."""
 
     name = "ours"
-    modules: tuple[str, ...] = ("retrieval.index",)
+    modules: tuple[str, ...] = ("retrieval.engine.index",)
     note = "BM25Index; build = one update() of every file, update = replace() of one file"
-    index_module = "retrieval.index"
+    index_module = "retrieval.engine.index"
 
     def __init__(self) -> None:
         self.index: Any = None

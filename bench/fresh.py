@@ -38,7 +38,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from corpus.roots import make_roots  # noqa: E402
-from retrieval.live import LiveIndex  # noqa: E402
+from live.index import LiveIndex  # noqa: E402
 
 TLDR = REPO.parent / "shared" / "corpora" / "tldr"
 VOCAB = [f"w{i}" for i in range(5000)]

@@ -15,9 +15,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bench.datasets import DEFAULT_DATA, beir, collection_library, markdown_dev, markdown_library
-from retrieval.ranking import DEFAULT, PLAIN, Ranking
-from retrieval.stopwords import LUCENE
-from retrieval.tokenize import Tokenizer
+from retrieval.engine.ranking import DEFAULT, PLAIN, Ranking
+from retrieval.text.stopwords import LUCENE
+from retrieval.text.tokenize import Tokenizer
 
 
 def plain_tokenizer() -> Tokenizer:

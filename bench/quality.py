@@ -36,10 +36,12 @@ from bench.datasets import (
     markdown_dev,
     markdown_library,
 )
-from retrieval.library import Library
-from retrieval.ranking import DEFAULT, PLAIN, Ranking
-from retrieval.retriever import RetrievalRequest
-from retrieval.units import Unit
+from retrieval.chunks.units import Unit
+from retrieval.engine.library import Library
+from retrieval.engine.ranking import DEFAULT, PLAIN, Ranking
+from retrieval.search.answer import SECTIONS, WINDOWS
+from retrieval.search.policy import served
+from retrieval.search.retriever import RetrievalRequest
 
 MEASURES = [nDCG @ 10, R @ 100, AP]
 COLLECTIONS = frozenset({"markdown-dev", "scifact", "cranfield"})
@@ -176,9 +178,9 @@ def run_markdown(dev: MarkdownDev, ranking: Ranking, questions: Sequence[Questio
         runs.section_of.update({(u.path, u.heading or ""): u for u in sections})
         okapi_s, okapi_w = Okapi(sections, ranking.tokenize), Okapi(windows, ranking.tokenize)
         for q in asked:
-            found = library.section_retriever.retrieve(RetrievalRequest(q.text, SECTION_DEPTH))
+            found = served(library, SECTIONS).retrieve(RetrievalRequest(q.text, SECTION_DEPTH))
             runs.ours_sections[q.text] = [d.unit for d in found]
-            found = library.window_retriever.retrieve(RetrievalRequest(q.text, 3))
+            found = served(library, WINDOWS).retrieve(RetrievalRequest(q.text, 3))
             runs.ours_windows[q.text] = [d.unit for d in found]
             runs.okapi_sections[q.text] = [u for u, _ in okapi_s.search(q.text, SECTION_DEPTH)]
             runs.okapi_windows[q.text] = [u for u, _ in okapi_w.search(q.text, 3)]
@@ -189,7 +191,7 @@ def distractors(dev: MarkdownDev, ranking: Ranking, floors: Sequence[float]) -> 
     """Seed 001's distractor test: both docs folders in one index; for each question, how many
     of the top 3 come from the other folder, and what a relative score floor does about it."""
     library = markdown_library(list(dev.roots.values()), ranking.but(score_floor=0.0))
-    found = {q.text: library.section_retriever.retrieve(RetrievalRequest(q.text, 3)) for q in dev.questions}
+    found = {q.text: served(library, SECTIONS).retrieve(RetrievalRequest(q.text, 3)) for q in dev.questions}
     rows = [
         "| score floor | section hit@3 | hits shown per question | from the other folder |",
         "|---|---|---|---|",
@@ -221,7 +223,7 @@ def run_collection(collection: Collection, ranking: Ranking, qids: Sequence[str]
     theirs: Run = {}
     for qid in qids:
         text = collection.queries[qid]
-        found = library.section_retriever.retrieve(RetrievalRequest(text, RUN_DEPTH))
+        found = served(library, SECTIONS).retrieve(RetrievalRequest(text, RUN_DEPTH))
         ours[qid] = {d.unit.uri: d.score for d in found}
         theirs[qid] = {u.uri: s for u, s in okapi.search(text, RUN_DEPTH)}
     return ours, theirs

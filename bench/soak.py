@@ -33,7 +33,7 @@ from mcp import Client, StdioServerParameters
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from retrieval.cache import ENV  # noqa: E402
+from live.cache import ENV  # noqa: E402
 
 NOISE = 0.10
 """RSS growth after the warm-up that still counts as noise."""

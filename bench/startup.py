@@ -42,13 +42,14 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     imports_s = time.perf_counter() - t0
     from bench.measure import rss_bytes
+    from cli.settings import Settings
     from corpus.roots import make_roots
-    from retrieval.cache import IndexCache
-    from retrieval.format import render_docs
-    from retrieval.live import LiveIndex
-    from retrieval.policy import Answer
-    from retrieval.ranking import DEFAULT
-    from retrieval.retriever import RetrievalRequest
+    from live.cache import IndexCache
+    from live.index import LiveIndex
+    from retrieval.engine.ranking import DEFAULT
+    from retrieval.render.hits import render_docs
+    from retrieval.search.answer import WINDOWS, Answer
+    from retrieval.search.retriever import RetrievalRequest
 
     rss0 = rss_bytes() or 0
     t0 = time.perf_counter()
@@ -56,11 +57,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     store = None if args.start == "cold" else IndexCache(args.cache_dir, DEFAULT.fingerprint)
     live = LiveIndex(roots, cache=store, background=args.start == "warm")
     t1 = time.perf_counter()
-    config = server.Config(agents=[Path(args.root)], docs=[Path(d) for d in args.docs])
-    server.create_server(live, config)
+    settings = Settings(agents=(Path(args.root),), docs=tuple(Path(d) for d in args.docs))
+    server.create_server(live, settings)
     t2 = time.perf_counter()
     with live.view() as view:
-        retriever = view.library.window_retriever
+        retriever = view.policy.retrievers[WINDOWS]
         answer = render_docs(args.query, Answer(retriever.retrieve(RetrievalRequest(args.query, 5)), "bm25"))
     t3 = time.perf_counter()
     partial = bool(live.building)

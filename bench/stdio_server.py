@@ -1,7 +1,7 @@
 """The real server on stdio, plus two floors for bench/speed.py: `noop` and `replay`.
 
-Same flags as `server.py`. It builds the server with `server.create_server` and serves stdio
-exactly as `server.main` does, with two tools added:
+Same flags as `server.py`. It serves stdio with `server.serve`, exactly as `server.main` does
+(but for indexing every root before it answers), with two tools added:
 
 - `noop` returns a constant string: a `context_search` call and a `noop` call over the same
   connection differ only by the search (the protocol floor);
@@ -19,21 +19,22 @@ from typing import Annotated, Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import anyio
 from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, InputRequiredResult, TextContent
 
-from retrieval.results import SearchResult
-from server import SWITCH_INTERVAL_S, announce, build_parser, configure_logging, create_server, open_index
+from cli.flags import build_parser
+from cli.settings import Settings
+from retrieval.render.schema import SearchResult
+from server import AgentsServer, serve
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     args = build_parser().parse_args(["serve", *(sys.argv[1:] if argv is None else argv)])
-    configure_logging(args.log_level or "INFO", args.log_file)
-    sys.setswitchinterval(SWITCH_INTERVAL_S)  # as server.main does
-    live, config = open_index(args)
-    announce(live)
-    server = create_server(live, config)
+    serve(Settings.from_args(args), prepare=floors, background=False)
+
+
+def floors(server: AgentsServer) -> None:
+    """The two tools the benchmark times a search against."""
 
     @server.tool(name="noop", description="Returns a constant (benchmark floor).", structured_output=False)
     def noop() -> str:
@@ -58,8 +59,6 @@ def main(argv: Sequence[str] | None = None) -> None:
         if found is None:
             return CallToolResult(content=[TextContent(type="text", text="no such answer yet")], is_error=True)
         return found
-
-    anyio.run(server.run_stdio_async)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,6 @@
-"""The corpus as one snapshot: every served file with its text, and every skipped one with why."""
+"""The corpus as one snapshot: every served file with its text, every skipped one with why, and
+what one update of it changed. `read_uri` reads one file fresh from disk, as the snapshot would
+hold it; `load` walks and reads whole roots once."""
 
 from __future__ import annotations
 
@@ -8,10 +10,10 @@ from pathlib import Path
 from typing import NamedTuple
 
 from corpus import frontmatter
-from corpus.errors import NotInCorpus
+from corpus.errors import Missing, NotInCorpus
 from corpus.frontmatter import EMPTY, FrontMatter
 from corpus.identity import display_path, file_uri, parse_file_uri
-from corpus.read import DEFAULT_MAX_BYTES, FileText, Skipped, read_text
+from corpus.read import DEFAULT_MAX_BYTES, FileText, Skipped, Stamp, read_text
 from corpus.roots import Root, RootKind
 from corpus.rules import PinSet
 from corpus.scan import FileRef, SkippedFile, refused, walk
@@ -41,9 +43,28 @@ class CorpusFile(NamedTuple):
         return self.meta.title
 
     @property
+    def stamp(self) -> Stamp:
+        return (self.size, self.mtime_ns, self.ctime_ns)
+
+    @property
     def searchable(self) -> bool:
         """Sections of `.AGENTS` files that are not pinned are what `context_search` searches."""
         return self.root.kind is RootKind.AGENTS and not self.pinned
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """What one update changed: display paths added, changed (content) and removed."""
+
+    added: frozenset[str] = frozenset()
+    changed: frozenset[str] = frozenset()
+    removed: frozenset[str] = frozenset()
+    at: float = 0.0
+    """`time.time()` when it was applied."""
+
+    @property
+    def count(self) -> int:
+        return len(self.added) + len(self.changed) + len(self.removed)
 
 
 @dataclass(slots=True)
@@ -90,22 +111,6 @@ class Corpus:
             meta=meta,
         )
 
-    def read_uri(self, uri: str) -> CorpusFile:
-        """The file a URI names, read from disk now; `NotInCorpus` (with why) if it is not served."""
-        root, rel = parse_file_uri(uri, self.roots)
-        reason = refused(root, rel)
-        if reason:
-            raise Skipped(f"{uri} is not served: {reason}")
-        path = Path(root.path, *rel.split("/"))
-        try:
-            text = read_text(root.path, path, self.max_bytes)
-        except Skipped as exc:
-            raise Skipped(f"{uri} is not served: {exc.reason}") from None
-        except NotInCorpus:
-            raise NotInCorpus(f"no file at {uri}") from None
-        ref = FileRef(root, rel, path, text.size, text.mtime_ns, text.ctime_ns)
-        return self.corpus_file(ref, text)
-
 
 def load(roots: Sequence[Root], pins: PinSet | None = None, max_bytes: int = DEFAULT_MAX_BYTES) -> Corpus:
     """Walk and read every root."""
@@ -124,3 +129,20 @@ def load(roots: Sequence[Root], pins: PinSet | None = None, max_bytes: int = DEF
             cf = corpus.corpus_file(ref, text)
             corpus.files[cf.path] = cf
     return corpus
+
+
+def read_uri(corpus: Corpus, uri: str) -> CorpusFile:
+    """The file a URI names, read from disk now; `NotInCorpus` (with why) if it is not served."""
+    root, rel = parse_file_uri(uri, corpus.roots)
+    reason = refused(root, rel)
+    if reason:
+        raise Skipped(f"{uri} is not served: {reason}")
+    path = Path(root.path, *rel.split("/"))
+    try:
+        text = read_text(root.path, path, corpus.max_bytes)
+    except Skipped as exc:
+        raise Skipped(f"{uri} is not served: {exc.reason}") from None
+    except NotInCorpus:
+        raise Missing(f"no file at {uri}") from None
+    ref = FileRef(root, rel, path, *text.stamp)
+    return corpus.corpus_file(ref, text)

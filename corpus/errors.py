@@ -13,3 +13,7 @@ class RootNotFound(CorpusError):
 
 class NotInCorpus(CorpusError):
     """A path or URI that names nothing the corpus serves (outside a root, skipped, unknown)."""
+
+
+class Missing(NotInCorpus):
+    """No file at a path the corpus would serve (never there, or deleted)."""

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import yaml
 
-from retrieval.sections import front_matter_end, is_markdown, split_lines
+from corpus.markdown import front_matter_end, is_markdown, split_lines
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,6 +24,12 @@ def display_path(root: Root, rel: str) -> str:
     return f"{root.label}/{rel}"
 
 
+def split_display(path: str) -> tuple[str, str]:
+    """`.AGENTS/services/api.md` -> (`.AGENTS`, `services/api.md`): the root label and the path in it."""
+    label, _, rel = path.partition("/")
+    return label, rel
+
+
 def _encode(rel: str) -> str:
     return "/".join(quote(segment, safe="") for segment in rel.split("/"))
 

@@ -25,15 +25,15 @@ again without its stat moving (timestamps are coarse on some file systems: 2 s o
 DIR, FILE, LINK = "dir", "file", "link"
 """What a listing does with an entry on every walk: descend into it, stat it, resolve it."""
 
-Stamp = tuple[int, int, int, int]
+FolderStamp = tuple[int, int, int, int]
 """(mtime_ns, ctime_ns, inode, size) of a folder or an ignore file."""
 
 
-def stamp_of(st: os.stat_result) -> Stamp:
+def stamp_of(st: os.stat_result) -> FolderStamp:
     return (st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_size)
 
 
-def settled(stamp: Stamp, looked_ns: int) -> bool:
+def settled(stamp: FolderStamp, looked_ns: int) -> bool:
     """Whether anything that changes it after `looked_ns` must move `stamp`."""
     return looked_ns - max(stamp[0], stamp[1]) > RACY_NS
 
@@ -44,7 +44,7 @@ class Listing:
 
     path: str
     """The folder as the walk reached it (a linked folder by its real path)."""
-    stamp: Stamp
+    stamp: FolderStamp
     trusted: bool
     """Listed long enough after its last change that its stamp tells every later change."""
     entries: tuple[tuple[str, str], ...]
@@ -61,7 +61,7 @@ class Listings:
 
     lock: threading.Lock = field(default_factory=threading.Lock)
     folders: dict[str, Listing] = field(default_factory=dict)
-    ignores: dict[str, tuple[tuple[str, Stamp | None], ...]] = field(default_factory=dict)
+    ignores: dict[str, tuple[tuple[str, FolderStamp | None], ...]] = field(default_factory=dict)
     """Per folder prefix, its ignore files' paths and stamps (None: unreadable)."""
     walked: tuple[str, ...] | None = None
     """The folders the last whole walk listed or checked (None: not walked yet)."""
@@ -76,7 +76,7 @@ class Listings:
                     self.clear()
                     return
 
-    def valid(self, prefix: str, stamp: Stamp) -> Listing | None:
+    def valid(self, prefix: str, stamp: FolderStamp) -> Listing | None:
         listing = self.folders.get(prefix)
         return listing if listing is not None and listing.trusted and listing.stamp == stamp else None
 
@@ -120,7 +120,7 @@ class Listings:
         self.ignores.clear()
 
 
-def _stamp(path: str) -> Stamp | None:
+def _stamp(path: str) -> FolderStamp | None:
     try:
         return stamp_of(Path(path).stat())
     except OSError:

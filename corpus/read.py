@@ -18,6 +18,9 @@ from corpus.errors import CorpusError, NotInCorpus
 
 DEFAULT_MAX_BYTES = 1024 * 1024
 
+Stamp = tuple[int, int, int]
+"""What a stat sweep compares: (size, mtime_ns, ctime_ns); the ctime catches a chmod."""
+
 _OPEN_FLAGS = (
     os.O_RDONLY
     | getattr(os, "O_NONBLOCK", 0)
@@ -49,6 +52,10 @@ class FileText:
     """Changes with permissions too, so a chmod is noticed by a stat sweep."""
     digest: str
     """BLAKE2b of the bytes: tells a real edit from a touch."""
+
+    @property
+    def stamp(self) -> Stamp:
+        return (self.size, self.mtime_ns, self.ctime_ns)
 
 
 def kind_of(mode: int) -> str | None:
@@ -136,8 +143,7 @@ def read_text(
     )
 
 
-def stamp(st: os.stat_result) -> tuple[int, int, int]:
-    """What a stat sweep compares: size, mtime and ctime (the last catches a chmod)."""
+def stamp(st: os.stat_result) -> Stamp:
     return (st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 

@@ -11,7 +11,7 @@ import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from corpus.errors import RootNotFound
 
@@ -36,6 +36,19 @@ CONVENTIONAL_FILES: tuple[str, ...] = (
 """The files agents already read, in gitignore syntax (`AGENTS.md` at any depth)."""
 
 CONVENTIONAL_PINS: tuple[str, ...] = ("AGENTS.md",)
+
+CONVENTIONAL_MARKERS: tuple[str, ...] = (
+    "AGENTS.md",
+    "CLAUDE.md",
+    ".cursor/rules",
+    ".github/copilot-instructions.md",
+    ".github/instructions",
+)
+"""What shows a project folder has conventional agent files, checked at its top."""
+
+
+def has_conventional_files(folder: Path) -> bool:
+    return any((folder / marker).exists() for marker in CONVENTIONAL_MARKERS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,7 +131,19 @@ def make_roots(agents: Sequence[Path], docs: Sequence[Path] = (), conventional: 
     return roots
 
 
-_PRESENT: dict[str, tuple[int, int]] = {}
+FolderId = tuple[int, int]
+"""A folder's (device, inode): another one at the same path means it was deleted and recreated."""
+
+
+def folder_id(path: Path) -> FolderId | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
+
+
+_PRESENT: dict[str, FolderId] = {}
 """Each root folder's (device, inode) when it was last found present at its real path."""
 
 
@@ -140,3 +165,25 @@ def root_present(root: Root) -> bool:
     if present and st.st_ino:
         _PRESENT[where] = identity
     return present
+
+
+def project_of(root: Root) -> Path:
+    """The folder a root's rules are about: the conventional root itself, else the `.AGENTS` parent."""
+    return root.path if root.include else root.path.parent
+
+
+def relative_source(root: Root, source: str, base: Path | None = None) -> str | None:
+    """`source` relative to the root's project folder, or None if it is outside it. A relative
+    `source` is taken from `base` (the server's working folder) when that lands in the project,
+    else as already relative to the project."""
+    text = source.strip().replace("\\", "/")
+    path = PurePosixPath(text)
+    absolute = path.is_absolute() or (len(text) > 1 and text[1] == ":")
+    candidate = Path(text) if absolute else (base or Path.cwd()) / text
+    try:
+        return candidate.resolve().relative_to(project_of(root)).as_posix()
+    except (ValueError, OSError):
+        if absolute:
+            return None
+    rel = PurePosixPath(*[p for p in path.parts if p not in (".", "")]).as_posix()
+    return None if rel.startswith("..") or rel == "." else rel

@@ -22,8 +22,8 @@ from pathlib import Path
 from pathspec import GitIgnoreSpec
 
 from corpus.ignore import IGNORE_FILES, IgnoreRules, names_in
-from corpus.listing import DIR, FILE, LINK, Listing, Listings, Stamp, listings_for, settled, stamp_of
-from corpus.read import Skipped, kind_of, resolve_inside
+from corpus.listing import DIR, FILE, LINK, FolderStamp, Listing, Listings, listings_for, settled, stamp_of
+from corpus.read import Skipped, Stamp, kind_of, resolve_inside
 from corpus.roots import Root
 from corpus.rules import is_editor_temp, is_ignored_dir, is_secret
 
@@ -43,6 +43,10 @@ class FileRef:
     identity: tuple[int, int] | None = None
     """(st_dev, st_ino) when the walk reached the file without following a link (lets the reader
     skip resolving the path again); None for links and where the OS does not say."""
+
+    @property
+    def stamp(self) -> Stamp:
+        return (self.size, self.mtime_ns, self.ctime_ns)
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,7 +252,7 @@ class _Walker:
             except OSError as exc:
                 self.skipped.append(SkippedFile(self.root, rel, f"unreadable ({exc.strerror})"))
 
-    def _list(self, folder: str, prefix: str, stamp: Stamp) -> Listing:
+    def _list(self, folder: str, prefix: str, stamp: FolderStamp) -> Listing:
         """Sort a folder's entries: what to act on every walk, and what is refused for good (by
         name, or by rules that hold as long as the ignore files do). Files that cannot be part
         of the root are dropped here, without a stat."""

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-from retrieval.cache import ENV, default_dir
+from live.cache import ENV, default_dir
 
 settings.register_profile("ci", derandomize=True, deadline=None, max_examples=60, print_blob=True)
 settings.register_profile("dev", deadline=None, max_examples=100)

@@ -13,10 +13,8 @@ import anyio
 from mcp import Client
 from mcp.types import CallToolResult, TextContent
 
-from corpus.roots import make_roots
-from corpus.rules import PinSet
-from retrieval.live import LiveIndex
-from server import AgentsServer, Config, create_server
+from cli.settings import Settings, open_index
+from server import AgentsServer, create_server
 
 T = TypeVar("T")
 
@@ -35,12 +33,17 @@ MODES = ["legacy", "auto"]
 
 
 def make_server(agents: Path, docs: list[Path] | None = None, **overrides: Any) -> AgentsServer:
+    """A server over these roots, as `serve` builds it (no cache; a quick watcher), in process."""
     pins = overrides.pop("pins", None)
     factory = overrides.pop("watch_factory", None)
-    settings: dict[str, Any] = {"debounce_ms": 50, "poll_interval": 0.2, **overrides}
-    config = Config(agents=[agents], docs=docs or [], pins=pins, **settings)
-    live = LiveIndex(make_roots([agents], config.docs), PinSet(pins) if pins is not None else None)
-    return create_server(live, config, factory) if factory else create_server(live, config)
+    settings = Settings(
+        agents=(agents,),
+        docs=tuple(docs or ()),
+        pins=tuple(pins) if pins is not None else None,
+        **{"no_cache": True, "debounce_ms": 50, "poll_interval_s": 0.2, **overrides},
+    )
+    live = open_index(settings)
+    return create_server(live, settings, factory) if factory else create_server(live, settings)
 
 
 def text_of(result: CallToolResult) -> str:

@@ -14,9 +14,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from rank_bm25 import BM25Okapi
 
-from retrieval import index as index_module
-from retrieval.index import BM25Index, Doc, Field
-from retrieval.ranking import DEFAULT
+from retrieval.engine import index as index_module
+from retrieval.engine.index import BM25Index, Doc, Field
+from retrieval.engine.ranking import DEFAULT
 
 
 class LuceneIdfOkapi(BM25Okapi):  # type: ignore[misc]

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from corpus.roots import make_roots
 from corpus.rules import PinSet
-from retrieval import briefing
-from retrieval.live import LiveIndex
+from live.index import LiveIndex
+from retrieval.render import briefing
 
 
 def test_a_pinned_path_with_markup_characters_is_escaped_in_every_block(make_tree: Callable[..., Path]) -> None:

@@ -21,14 +21,17 @@ import numpy as np
 import pytest
 from mcp import Client
 
+from cli.settings import Settings
 from corpus.read import DEFAULT_MAX_BYTES
 from corpus.roots import make_roots
-from retrieval import arrayfile
-from retrieval import live as live_module
-from retrieval.cache import ENV, FORMAT, IndexCache, default_dir
-from retrieval.live import LiveIndex
-from retrieval.ranking import DEFAULT
-from server import Config, create_server
+from live import arrayfile, persist
+from live import index as live_module
+from live.cache import ENV, IndexCache, default_dir
+from live.codec import FORMAT
+from live.index import LiveIndex
+from live.settle import Settler
+from retrieval.engine.ranking import DEFAULT
+from server import create_server
 from tests.conftest import TEST_CACHE
 from tests.helpers import eventually, search, split_status, text_of
 from tests.test_cli import cli
@@ -53,13 +56,13 @@ def cache_dir(tmp_path: Path) -> Path:
 def reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The files the live index reads from disk (the real reader, counted)."""
     seen: list[str] = []
-    real = live_module._read_settled
+    real = Settler._read_settled
 
-    def counted(root: Any, ref: Any, max_bytes: int) -> Any:
+    def counted(self: Settler, root: Any, ref: Any) -> Any:
         seen.append(ref.rel)
-        return real(root, ref, max_bytes)
+        return real(self, root, ref)
 
-    monkeypatch.setattr(live_module, "_read_settled", counted)
+    monkeypatch.setattr(Settler, "_read_settled", counted)
     return seen
 
 
@@ -381,7 +384,7 @@ async def test_while_a_docs_root_is_indexed_the_tools_answer_partial_with_the_pr
     agents, docs, n = big_docs_tree(make_tree)
     at_boundary, release = threading.Event(), threading.Event()
     live = open_live(agents, docs, cache_dir, background=True, progress=held_after_first_chunk(at_boundary, release))
-    server = create_server(live, Config(agents=[agents], docs=[docs]))
+    server = create_server(live, Settings(agents=(agents,), docs=(docs,)))
     try:
         async with Client(server) as client:
             assert await anyio.to_thread.run_sync(at_boundary.wait, 60)
@@ -403,7 +406,7 @@ async def test_while_a_docs_root_is_indexed_the_tools_answer_partial_with_the_pr
 def test_a_root_changed_while_serving_is_written_again_once_idle(
     trees: tuple[Path, Path], cache_dir: Path, monkeypatch: pytest.MonkeyPatch, reads: list[str]
 ) -> None:
-    monkeypatch.setattr(live_module, "SAVE_IDLE_S", 0.2)
+    monkeypatch.setattr(persist, "SAVE_IDLE_S", 0.2)
     agents, docs = trees
     live = open_live(agents, docs, cache_dir)
     entry = max(cache_dir.glob("*.index"), key=lambda p: p.stat().st_size)
@@ -440,9 +443,9 @@ def test_exit_writes_only_small_roots_and_stops_a_background_read_promptly(
     assert "big" in live.building  # the read was cut short, not finished...
     assert len(list(cache_dir.glob("*.index"))) == 1  # ...and not cached; the changed .AGENTS root is
 
-    def spoiled(*args: Any) -> Any:
-        raise AssertionError(f"{args[1].rel} was read again")
+    def spoiled(self: Settler, root: Any, ref: Any) -> Any:
+        raise AssertionError(f"{ref.rel} was read again")
 
-    monkeypatch.setattr(live_module, "_read_settled", spoiled)
+    monkeypatch.setattr(Settler, "_read_settled", spoiled)
     restarted = LiveIndex(make_roots([agents]), cache=IndexCache(cache_dir, DEFAULT.fingerprint))
     assert ranked(restarted, "omega")  # from the entry written at exit

@@ -5,10 +5,11 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from retrieval.sections import INTRO, SectionSpan, sections, split_lines
-from retrieval.tokenize import tokenize
-from retrieval.units import section_units, window_units
-from retrieval.windows import windows
+from corpus.markdown import split_lines
+from retrieval.chunks.sections import INTRO, SectionSpan, sections
+from retrieval.chunks.units import section_units, window_units
+from retrieval.chunks.windows import windows
+from retrieval.text.tokenize import tokenize
 
 # --- sections -------------------------------------------------------------------------------
 

@@ -16,10 +16,10 @@ import jsonschema
 import pytest
 from rich.console import Console
 
+from cli import commands
+from cli.credentials import redact
 from corpus.roots import make_roots
-from retrieval import commands
-from retrieval.credentials import redact
-from retrieval.live import LiveIndex
+from live.index import LiveIndex
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = Path(sys.executable).with_name("agents-context")

@@ -12,13 +12,14 @@ from typing import Any
 import pytest
 from mcp import Client, MCPError
 
-from corpus.catalog import load
+from cli.flags import build_parser
+from cli.settings import Settings
+from corpus.catalog import Corpus, load
 from corpus.errors import RootNotFound
-from corpus.roots import make_roots
-from retrieval.applies import applicable
-from retrieval.live import LiveIndex
-from retrieval.units import sections_of
-from server import AgentsServer, Config, build_parser, create_server, load_config
+from corpus.roots import Root, make_roots, relative_source
+from live.index import LiveIndex
+from retrieval.search.applies import Applicable, applicable
+from server import AgentsServer, create_server
 from tests.conftest import write_tree
 from tests.helpers import eventually, split_status, text_of
 
@@ -43,15 +44,22 @@ REPO_FILES: dict[str, str | bytes] = {
 }
 
 
-def parse(argv: list[str], cwd: Path) -> tuple[Config, Any]:
-    return load_config(build_parser().parse_args(["serve", *argv]), cwd=cwd)
+def parse(argv: list[str], cwd: Path) -> tuple[Settings, list[Root]]:
+    settings = Settings.from_args(build_parser().parse_args(["serve", *argv]), cwd=cwd)
+    return settings, settings.roots()
 
 
-def serve(config: Config, roots: Any) -> AgentsServer:
+def serve(settings: Settings, roots: list[Root]) -> AgentsServer:
     from corpus.rules import PinSet
 
-    live = LiveIndex(roots, PinSet(config.pins) if config.pins is not None else None)
-    return create_server(live, dataclasses.replace(config, debounce_ms=50, poll_interval=0.2))
+    live = LiveIndex(roots, PinSet(settings.pins) if settings.pins is not None else None)
+    return create_server(live, dataclasses.replace(settings, debounce_ms=50, poll_interval_s=0.2))
+
+
+def applying(corpus: Corpus, source: str, base: Path) -> list[Applicable]:
+    """What `context_for_path` finds for `source`, given from the folder `base`."""
+    where = {r.label: rel for r in corpus.agents_roots if (rel := relative_source(r, source, base)) is not None}
+    return applicable(corpus, where)
 
 
 async def call(client: Client, tool: str, **args: object) -> tuple[str, dict[str, str], dict[str, Any]]:
@@ -67,7 +75,7 @@ async def call(client: Client, tool: str, **args: object) -> tuple[str, dict[str
 def test_without_agents_folder_the_conventional_files_are_served(tmp_path: Path) -> None:
     repo = write_tree(tmp_path / "shop", REPO_FILES)
     config, roots = parse([], cwd=repo)
-    assert config.conventional == repo and config.agents == []
+    assert config.conventional == repo and config.agents == ()
     corpus = load(roots)
     assert sorted(f.rel for f in corpus.files.values()) == [
         ".cursor/rules/api.mdc",
@@ -121,7 +129,7 @@ async def test_a_front_matter_title_heads_the_trail_and_ranks(make_tree: Callabl
             "style.md": "# Style\n\nFour spaces, and call things by their names.\n",
         }
     )
-    server = create_server(LiveIndex(make_roots([agents])), Config(agents=[agents]))
+    server = create_server(LiveIndex(make_roots([agents])), Settings(agents=(agents,)))
     async with Client(server) as client:
         _, _, by_title = await call(client, "context_search", query="runbook")
         _, _, by_description = await call(client, "context_search", query="outage")
@@ -139,7 +147,7 @@ async def test_skill_folders_in_a_lower_case_agents_root(make_tree: Callable[...
         name=".agents",
     )
     live = LiveIndex(make_roots([agents]))
-    server = create_server(live, Config(agents=[agents]))
+    server = create_server(live, Settings(agents=(agents,)))
     async with Client(server) as client:
         _, _, found = await call(client, "context_search", query="release production")
         titles = {r.uri: r.title for r in (await client.list_resources()).resources}
@@ -206,7 +214,7 @@ async def test_agentsignore_and_gitignore_keep_files_out(make_tree: Callable[...
         "idea.scratch.md": "ignored by .agentsignore",
         "team/private.md": "ignored by .gitignore",
     }
-    server = create_server(live, Config(agents=[agents], debounce_ms=50, poll_interval=0.2))
+    server = create_server(live, Settings(agents=(agents,), debounce_ms=50, poll_interval_s=0.2))
     async with Client(server) as client:
         with pytest.raises(MCPError, match=r"ignored by \.agentsignore"):
             await client.read_resource("agents://drafts/wip.md")
@@ -228,13 +236,13 @@ def test_context_for_path_orders_globs_then_nested_agents_then_names(tmp_path: P
         {**REPO_FILES, ".cursor/rules/auth.mdc": "# Auth\n\n## Tokens in api\n\nRotate them.\n"},
     )
     corpus = load(make_roots([], conventional=repo))
-    found = applicable(corpus, sections_of, "src/api/auth.py", base=repo)
+    found = applying(corpus, "src/api/auth.py", repo)
     order = [(a.unit.path, a.reason) for a in found]
     assert order[0] == ("shop/.cursor/rules/api.mdc", "globs: src/api/**/*.py")
     assert order[1] == ("shop/src/api/AGENTS.md", "AGENTS.md in src/api/")
     assert order[2:4] == [("shop/.cursor/rules/auth.mdc", "heading names auth")] * 2  # its name is the file's
     assert all(not a.unit.path.endswith("style.mdc") for a in found)  # pinned: already in context
-    tests = applicable(corpus, sections_of, "tests/test_x.py", base=repo)
+    tests = applying(corpus, "tests/test_x.py", repo)
     assert [a.reason for a in tests][:1] == ["globs: tests/**"]
 
 
@@ -251,7 +259,7 @@ def test_nested_agents_md_files_apply_nearest_folder_first(tmp_path: Path) -> No
         },
     )
     corpus = load(make_roots([], conventional=repo))
-    found = applicable(corpus, sections_of, "src/api/v2/routes.py", base=repo)
+    found = applying(corpus, "src/api/v2/routes.py", repo)
     nested = [(a.unit.path, a.reason) for a in found if a.reason.startswith("AGENTS.md in")]
     assert nested == [
         ("shop/src/api/v2/AGENTS.md", "AGENTS.md in src/api/v2/"),
@@ -283,7 +291,7 @@ async def test_hits_list_the_sections_they_link_to(make_tree: Callable[..., Path
         }
     )
     live = LiveIndex(make_roots([agents]))
-    server = create_server(live, Config(agents=[agents]))
+    server = create_server(live, Settings(agents=(agents,)))
     async with Client(server) as client:
         _, _, found = await call(client, "context_search", query="shipping", k=1)
     assert [(link["text"], link["uri"]) for link in found["hits"][0]["links"]] == [
@@ -296,8 +304,8 @@ def test_the_conventional_flag_takes_a_folder(tmp_path: Path) -> None:
     repo = write_tree(tmp_path / "shop", REPO_FILES)
     args = build_parser().parse_args(["serve", "--conventional", str(repo)])
     assert isinstance(args, argparse.Namespace)
-    config, roots = load_config(args, cwd=tmp_path)
-    assert config.conventional == repo and [r.label for r in roots] == ["shop"]
+    config = Settings.from_args(args, cwd=tmp_path)
+    assert config.conventional == repo and [r.label for r in config.roots()] == ["shop"]
 
 
 # --- front matter as the tools write it -----------------------------------------------------------
@@ -360,7 +368,7 @@ async def test_front_matter_tags_rank_a_file_for_its_topics(make_tree: Callable[
             "style.md": "# Style\n\nFour spaces.\n",
         }
     )
-    server = create_server(LiveIndex(make_roots([agents])), Config(agents=[agents]))
+    server = create_server(LiveIndex(make_roots([agents])), Settings(agents=(agents,)))
     async with Client(server) as client:
         _, _, found = await call(client, "context_search", query="kubernetes")
     (hit,) = found["hits"]
@@ -409,9 +417,11 @@ async def test_the_project_watcher_leaves_ignored_folders_unwatched(tmp_path: Pa
         return awatch(*paths, **kwargs)
 
     config, roots = parse([], cwd=repo)
-    server = create_server(LiveIndex(roots), dataclasses.replace(config, debounce_ms=50, poll_interval=0.2), recording)
+    server = create_server(
+        LiveIndex(roots), dataclasses.replace(config, debounce_ms=50, poll_interval_s=0.2), recording
+    )
     async with Client(server):
-        await eventually(lambda: server.watch_status.healthy)
+        await eventually(lambda: server.app.watcher.healthy)
         paths, recursive = watched[0]
         assert not recursive
         assert {Path(p).relative_to(repo).as_posix() for p in paths} == {
@@ -426,14 +436,14 @@ async def test_the_project_watcher_leaves_ignored_folders_unwatched(tmp_path: Pa
             "src/web",
         }
         (repo / "src/web/AGENTS.md").write_text("# Web folder\n\nNo inline styles.\n")  # no tool call
-        await eventually(lambda: "shop/src/web/AGENTS.md" in server.live.corpus.files)
+        await eventually(lambda: "shop/src/web/AGENTS.md" in server.app.live.corpus.files)
         (repo / "src/jobs").mkdir()  # a new folder: watched from now on
         await eventually(lambda: any(str(repo / "src/jobs") in p for p, _ in watched))
         (repo / "src/jobs/AGENTS.md").write_text("# Jobs\n\nIdempotent.\n")
-        await eventually(lambda: "shop/src/jobs/AGENTS.md" in server.live.corpus.files)
-        assert server.watch_status.restarts == 0  # a new folder is no failure
-    assert "shop/node_modules/left-pad/AGENTS.md" not in server.live.corpus.files
-    assert "shop/build/out/AGENTS.md" not in server.live.corpus.files
+        await eventually(lambda: "shop/src/jobs/AGENTS.md" in server.app.live.corpus.files)
+        assert server.app.watcher.restarts == 0  # a new folder is no failure
+    assert "shop/node_modules/left-pad/AGENTS.md" not in server.app.live.corpus.files
+    assert "shop/build/out/AGENTS.md" not in server.app.live.corpus.files
 
 
 async def test_a_polled_project_is_walked_not_polled_file_by_file(tmp_path: Path) -> None:
@@ -447,12 +457,14 @@ async def test_a_polled_project_is_walked_not_polled_file_by_file(tmp_path: Path
         return awatch(*paths, **kwargs)
 
     config, roots = parse(["--poll"], cwd=repo)
-    server = create_server(LiveIndex(roots), dataclasses.replace(config, debounce_ms=50, poll_interval=0.2), recording)
+    server = create_server(
+        LiveIndex(roots), dataclasses.replace(config, debounce_ms=50, poll_interval_s=0.2), recording
+    )
     async with Client(server):
-        await eventually(lambda: server.watch_status.healthy)
-        assert server.watch_status.mode == "polling"
+        await eventually(lambda: server.app.watcher.healthy)
+        assert server.app.watcher.mode == "polling"
         (repo / "src/web/AGENTS.md").write_text("# Web folder\n\nNo inline styles.\n")  # no tool call
-        await eventually(lambda: "shop/src/web/AGENTS.md" in server.live.corpus.files)
+        await eventually(lambda: "shop/src/web/AGENTS.md" in server.app.live.corpus.files)
         (repo / "CLAUDE.md").unlink()
-        await eventually(lambda: "shop/CLAUDE.md" not in server.live.corpus.files)
+        await eventually(lambda: "shop/CLAUDE.md" not in server.app.live.corpus.files)
     assert started == []

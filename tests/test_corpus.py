@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from corpus import listing as listings_module
-from corpus.catalog import Corpus, load
+from corpus.catalog import Corpus, load, read_uri
 from corpus.errors import RootNotFound
 from corpus.listing import listings_for
 from corpus.roots import Root, RootKind, find_agents_roots, make_roots
@@ -466,7 +466,12 @@ OTHER_REASONS = {
 @pytest.mark.skipif(not POSIX, reason="symlinks need privileges on Windows")
 def test_a_symlink_is_refused_as_its_target_would_be(make_tree: Callable[..., Path]) -> None:
     from corpus.read import Skipped
-    from retrieval import briefing, reader
+    from retrieval.render import briefing
+    from retrieval.search import reader
+
+    def read(name: str) -> reader.Excerpt:  # as read_context does: resolve the name, read the file now
+        target = reader.target(corpus, name)
+        return reader.excerpt(read_uri(corpus, target.uri), target.fragment)
 
     root = linked_tree(make_tree)
     corpus = corpus_of(root)
@@ -482,12 +487,12 @@ def test_a_symlink_is_refused_as_its_target_would_be(make_tree: Callable[..., Pa
     }
     for uri, why in fresh.items():
         with pytest.raises(Skipped) as refused:
-            corpus.read_uri(uri)
+            read_uri(corpus, uri)
         assert str(refused.value) == f"{uri} is not served: {why}"
     for name in ("notes.md", ".AGENTS/notes.md", "agents://notes.md#env", "notes.md#L1-L3", "pub/draft.md"):
         with pytest.raises(Skipped, match="symlink"):  # read_context, and resources/read with a #fragment
-            reader.read(corpus, name)
-    assert reader.read(corpus, "ok.md").file.text == REAL  # a link to a served file still serves it
+            read(name)
+    assert read("ok.md").file.text == REAL  # a link to a served file still serves it
     # A folder walked alone (a live refresh) is walked as its real path would be.
     part = walk(corpus.roots[0], under="linkdir/pkg")
     assert (part.files, [(s.rel, s.reason) for s in part.skipped]) == (
@@ -501,7 +506,7 @@ def test_a_symlink_is_refused_as_its_target_would_be(make_tree: Callable[..., Pa
 
 @pytest.mark.skipif(not POSIX, reason="symlinks need privileges on Windows")
 def test_a_symlink_retargeted_at_a_secret_leaves_the_index(make_tree: Callable[..., Path]) -> None:
-    from retrieval.live import LiveIndex
+    from live.index import LiveIndex
 
     agents = make_tree({"draft.md": "# Draft\n\nFine to serve.\n", ".env": f"{MARKER}\n"})
     docs = make_tree({"guide.md": "# Guide\n\nFine.\n", "prod.key": f"{MARKER}\n"}, name="docs")
@@ -555,7 +560,7 @@ async def test_an_mcp_client_never_gets_what_a_symlink_points_at(make_tree: Call
     the doctor, through a real client: the secret's text never, the reason in context_status."""
     from mcp import Client, MCPError
 
-    from retrieval.doctor import diagnose
+    from cli.doctor import diagnose
     from tests.helpers import make_server, text_of
 
     root = linked_tree(make_tree)
@@ -590,7 +595,7 @@ async def test_an_mcp_client_never_gets_what_a_symlink_points_at(make_tree: Call
     assert f"skipped .AGENTS/notes.md: {DENYLISTED}" in status
     assert f"skipped .AGENTS/overview.md: {DENYLISTED}" in status
     assert "The web rules." in web
-    with server.live.view() as view:
+    with server.app.live.view() as view:
         report = diagnose(view.corpus, view.library)
     assert {(f.path, f.message) for f in report.findings if f.check == "skipped"} >= {
         (".AGENTS/notes.md", f"not served: {DENYLISTED}"),

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from server import build_parser
+from cli.flags import build_parser
 from tests.helpers import make_server
 
 README = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")

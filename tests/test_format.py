@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from hypothesis import given
 from hypothesis import strategies as st
 
-from retrieval.format import Options, render_context, render_docs, status_line
-from retrieval.outline import Nearby
-from retrieval.policy import Answer
-from retrieval.retriever import RetrievedDocument
-from retrieval.tokenize import tokenize
-from retrieval.units import Unit
+from retrieval.chunks.units import Unit
+from retrieval.render.grammar import status_line
+from retrieval.render.hits import Page, render_context, render_docs
+from retrieval.search.answer import Answer
+from retrieval.search.nearest import Nearest
+from retrieval.search.retriever import RetrievedDocument
+from retrieval.text.query import Query, parse
+from retrieval.text.tokenize import tokenize
 
 
 def section(path: str, heading: str, text: str, score: float, start: int = 1) -> RetrievedDocument:
@@ -68,8 +72,8 @@ def test_context_miss_names_the_query_and_lists_the_nearest_headings() -> None:
         "no matching context for: rate limits\n\n[agents-context method=bm25 hits=0]"
     )
     near = [
-        Nearby(".AGENTS/ops.md", "agents://ops.md#rate-limiting", "Ops > Rate limiting", 4, 9, 0.8),
-        Nearby(".AGENTS/limits.md", "agents://limits.md", None, None, None, 0.5),
+        Nearest(".AGENTS/ops.md", "agents://ops.md#rate-limiting", "Ops > Rate limiting", 4, 9, 0.8),
+        Nearest(".AGENTS/limits.md", "agents://limits.md", None, None, None, 0.5),
     ]
     text = render_context("rate limits", Answer([], "outline", "none matched", 0, False, near)).text
     assert text == (
@@ -98,7 +102,7 @@ def test_status_values_with_spaces_or_quotes_are_json_strings() -> None:
 def test_whole_hits_are_dropped_from_the_end_to_fit_the_budget() -> None:
     big = "x" * 6000
     docs = [section(f".AGENTS/{n}.md", n, f"# {n}\n{big}", 3.0 - i) for i, n in enumerate("abcd")]
-    rendered = render_context("q", Answer(docs, "bm25", candidates=9), Options(max_tokens=4000))
+    rendered = render_context("q", Answer(docs, "bm25", candidates=9), Page(max_tokens=4000))
     text = rendered.text
     assert len(text) <= 16000
     assert text.count("<context ") == 2
@@ -111,7 +115,7 @@ def test_whole_hits_are_dropped_from_the_end_to_fit_the_budget() -> None:
 def test_a_first_hit_too_large_alone_is_cut_at_a_line_boundary() -> None:
     lines = [f"line {i} " + "y" * 90 for i in range(2, 400)]
     doc = section(".AGENTS/long.md", "Long", "# Long\n" + "\n".join(lines), 2.0, start=10)
-    rendered = render_context("q", bm25(doc, section(".AGENTS/b.md", "B", "# B", 1.0)), Options(max_tokens=2000))
+    rendered = render_context("q", bm25(doc, section(".AGENTS/b.md", "B", "# B", 1.0)), Page(max_tokens=2000))
     text = rendered.text
     assert len(text) <= 8000
     body_lines = text.split("\n")
@@ -129,7 +133,7 @@ def test_a_first_hit_too_large_alone_is_cut_at_a_line_boundary() -> None:
 
 def test_one_enormous_line_is_cut_inside_the_line() -> None:
     doc = section(".AGENTS/one.md", "(intro)", "é" * 50_000, 1.0)
-    text = render_context("q", bm25(doc), Options(max_tokens=200)).text
+    text = render_context("q", bm25(doc), Page(max_tokens=200)).text
     assert len(text) <= 800
     assert "[... cut at line 1 of 1-1]\n</context>" in text
 
@@ -156,12 +160,12 @@ def test_docs_footer_says_hits_even_for_one_and_miss_is_no_results() -> None:
 
 def test_paths_detail_shows_where_each_hit_is() -> None:
     found = bm25(section(".AGENTS/security.md", "Secrets", "## Secrets\nNever print.\nEver.", 4.2, start=5))
-    assert render_context("q", found, Options(detail="paths")).text == (
+    assert render_context("q", found, Page(detail="paths")).text == (
         '<context path=".AGENTS/security.md" section="Secrets" score="4.20" lines="5-7" '
         'uri="agents://security.md#secrets" />\n\n[agents-context method=bm25 hits=1]'
     )
     docs = bm25(window("docs/a.md", 3, "a\nb\nc", 1.5, start=40))
-    assert render_docs("q", docs, Options(detail="paths")).text == (
+    assert render_docs("q", docs, Page(detail="paths")).text == (
         "--- docs/a.md#3 (score=1.50) lines 40-42 ---\n\n[1 hits, ~0 chars (~0 tokens)]\n\n[agents-context method=bm25 hits=1]"
     )
 
@@ -169,8 +173,8 @@ def test_paths_detail_shows_where_each_hit_is() -> None:
 def test_snippets_detail_shows_the_best_lines_with_their_numbers() -> None:
     text = "## Secrets\nIntro words.\nNever print the .env file.\nUnrelated.\nSecrets live in the vault."
     found = bm25(section(".AGENTS/security.md", "Secrets", text, 4.2, start=10))
-    options = Options(detail="snippets", terms=frozenset(tokenize("print env vault")), tokenize=tokenize)
-    rendered = render_context("q", found, options)
+    found = replace(found, query=parse("print env vault", tokenize))
+    rendered = render_context("q", found, Page(detail="snippets", tokenize=tokenize))
     assert rendered.text == (
         '<context path=".AGENTS/security.md" section="Secrets" score="4.20" lines="10-14">\n'
         "12: Never print the .env file.\n"
@@ -182,29 +186,27 @@ def test_snippets_detail_shows_the_best_lines_with_their_numbers() -> None:
 
 def test_a_next_page_gives_a_next_offset_and_candidates_alone_do_not() -> None:
     found = Answer([section(".AGENTS/a.md", "A", "# A", 1.0)], "bm25", candidates=7, more=True)
-    assert render_context("q", found, Options(offset=3)).text.endswith(
-        "[agents-context method=bm25 hits=1 next_offset=4]"
-    )
-    assert render_context("q", found, Options(offset=3)).result.hits[0].rank == 4
+    assert render_context("q", found, Page(offset=3)).text.endswith("[agents-context method=bm25 hits=1 next_offset=4]")
+    assert render_context("q", found, Page(offset=3)).result.hits[0].rank == 4
     # Seven units matched, but copies and the score floor left only this one: no next page.
     last = Answer([section(".AGENTS/a.md", "A", "# A", 1.0)], "bm25", candidates=7)
-    assert render_context("q", last, Options(offset=3)).text.endswith("[agents-context method=bm25 hits=1]")
+    assert render_context("q", last, Page(offset=3)).text.endswith("[agents-context method=bm25 hits=1]")
     assert render_context("q", last).result.next_offset is None
 
 
 def test_an_offset_past_the_end_says_so() -> None:
     found = Answer([], "bm25", "offset 5 is past the end", 3, past_end=3)
-    assert render_context("rate limits", found, Options(offset=5)).text == (
+    assert render_context("rate limits", found, Page(offset=5)).text == (
         "no more matching context for: rate limits (offset 5 is past the end: 3 hits in all)\n\n"
         "[agents-context method=bm25 hits=0]"
     )
-    assert render_docs("q", found, Options(offset=5)).text == (
+    assert render_docs("q", found, Page(offset=5)).text == (
         "(no more results: offset 5 is past the end: 3 hits in all)\n\n[agents-context method=bm25 hits=0]"
     )
 
 
 def test_the_nearest_list_says_why_nothing_matched() -> None:
-    near = [Nearby(".AGENTS/ops.md", "agents://ops.md#rate-limiting", "Ops > Rate limiting", 4, 9, 0.8)]
+    near = [Nearest(".AGENTS/ops.md", "agents://ops.md#rate-limiting", "Ops > Rate limiting", 4, 9, 0.8)]
     found = Answer(
         [], "outline", "the deadline passed", 0, True, near, miss="the deadline passed before anything matched"
     )
@@ -218,12 +220,13 @@ def test_the_nearest_list_says_why_nothing_matched() -> None:
 
 def test_a_long_query_and_many_dropped_phrases_stay_short() -> None:
     query = "word " * 1000
-    miss = render_context(query, Answer([], "bm25"), Options(max_tokens=200)).text
+    miss = render_context(query, Answer([], "bm25"), Page(max_tokens=200)).text
     assert miss.startswith("no matching context for: word word ") and len(miss) <= 800
     assert "…\n\n[agents-context" in miss
     phrases = tuple(f"phrase number {i}" for i in range(300))
-    relaxed = Answer([section(".AGENTS/a.md", "A", "# A", 1.0)], "bm25-relaxed", "relaxed", 1)
-    text = render_context("q", relaxed, Options(max_tokens=200, dropped=phrases)).text
+    asked = Query("q", ("q",), (), phrases)
+    relaxed = Answer([section(".AGENTS/a.md", "A", "# A", 1.0)], "bm25-relaxed", "relaxed", 1, query=asked)
+    text = render_context("q", relaxed, Page(max_tokens=200)).text
     _, _, status = text.rpartition("\n\n")
     assert len(text) <= 800 and status.startswith(
         '[agents-context method=bm25-relaxed hits=1 dropped="phrase number 0; '
@@ -240,7 +243,7 @@ def test_a_heading_full_of_escapes_is_cut_after_escaping() -> None:
 
 texts = st.text(alphabet=st.characters(exclude_categories=["Cs"]), min_size=1, max_size=3000)
 nearby = st.builds(
-    Nearby,
+    Nearest,
     st.text(min_size=1, max_size=200).map(lambda t: ".AGENTS/" + t),
     st.just("agents://x.md#y"),
     st.one_of(st.none(), st.text(min_size=1, max_size=2000)),
@@ -268,28 +271,22 @@ def test_the_budget_is_never_exceeded(
     docs_tool: bool,
     query: str,
     dropped: list[str],
-    near: list[Nearby],
+    near: list[Nearest],
     offset: int,
     past_end: bool,
 ) -> None:
-    options = Options(
-        detail=detail,
-        max_tokens=max_tokens,
-        offset=offset,
-        terms=frozenset({"a"}),
-        tokenize=tokenize,
-        dropped=tuple(dropped),
-    )
+    options = Page(detail=detail, max_tokens=max_tokens, offset=offset, tokenize=tokenize)
+    asked = Query("a", ("a",), (), tuple(dropped))  # a relaxed answer shows what it dropped
     if docs_tool:
         docs = [window(f"docs/f{i}.md", i, t, s) for i, (t, s) in enumerate(hits)]
     else:
         docs = [section(f".AGENTS/f{i}.md", t[:3000], t, s) for i, (t, s) in enumerate(hits)]
     if past_end:
-        found = Answer([], "bm25", "past", 3, past_end=3)
+        found = Answer([], "bm25-relaxed", "past", 3, past_end=3, query=asked)
     elif docs:
-        found = Answer(docs, "bm25-relaxed", candidates=len(docs), more=True)
+        found = Answer(docs, "bm25-relaxed", candidates=len(docs), more=True, query=asked)
     else:
-        found = Answer([], "outline", "none", 0, False, near, miss="the query has no searchable words")
+        found = Answer([], "outline", "none", 0, False, near, miss="the query has no searchable words", query=asked)
     text = (render_docs if docs_tool else render_context)(query, found, options).text
     assert len(text) <= max_tokens * 4
     assert text.rsplit("\n", 1)[-1].startswith(f"[agents-context method={found.method} hits=")

@@ -19,7 +19,7 @@ from mcp import Client, StdioServerParameters
 from mcp.shared.subscriptions import ResourcesListChanged, ResourceUpdated
 from mcp.types import ServerNotification
 
-from corpus.watch import Changes
+from live.watch import Changes
 from server import AgentsServer
 from tests.conftest import TEST_ENV
 from tests.helpers import eventually, make_server, search, split_status, text_of
@@ -96,7 +96,7 @@ async def test_context_status_tool_and_resource_report_the_index(agents: Path, m
     docs = make_tree({"a.md": "# A\n\nalpha\n", "b.bin": b"\x00\x01"}, name="docs")
     server = make_server(agents, [docs])
     async with Client(server) as client:
-        await eventually(lambda: server.watch_status.healthy)
+        await eventually(lambda: server.app.watcher.healthy)
         result = await client.call_tool("context_status", {})
         resource = await client.read_resource("agents-context://status")
     report = result.structured_content
@@ -130,10 +130,10 @@ async def test_status_reports_a_missing_root(agents: Path) -> None:
 async def test_poll_flag_watches_by_polling(agents: Path) -> None:
     server = make_server(agents, poll=True)
     async with Client(server) as client:
-        await eventually(lambda: server.watch_status.healthy)
-        assert server.watch_status.mode == "polling"
+        await eventually(lambda: server.app.watcher.healthy)
+        assert server.app.watcher.mode == "polling"
         (agents / "polled.md").write_text("# Polled\n\nthe tapir\n")
-        await eventually(lambda: ".AGENTS/polled.md" in server.live.corpus.files)
+        await eventually(lambda: ".AGENTS/polled.md" in server.app.live.corpus.files)
         report = (await client.call_tool("context_status", {})).structured_content
         assert report is not None and report["watcher"]["mode"] == "polling"
 
@@ -148,11 +148,11 @@ async def test_a_failing_native_watcher_falls_back_to_polling(agents: Path) -> N
 
     server = make_server(agents, watch_factory=inotify_exhausted)
     async with Client(server) as client:
-        await eventually(lambda: server.watch_status.healthy)
-        assert server.watch_status.mode == "polling (fallback)"
-        assert server.watch_status.last_error == "OSError: OS file watch limit reached"
+        await eventually(lambda: server.app.watcher.healthy)
+        assert server.app.watcher.mode == "polling (fallback)"
+        assert server.app.watcher.last_error == "OSError: OS file watch limit reached"
         (agents / "later.md").write_text("# Later\n\nthe quokka\n")
-        await eventually(lambda: ".AGENTS/later.md" in server.live.corpus.files)
+        await eventually(lambda: ".AGENTS/later.md" in server.app.live.corpus.files)
         assert "later.md" in await search(client, "quokka")
 
 
@@ -274,7 +274,7 @@ async def test_the_watcher_sees_atomic_and_vim_style_saves_in_a_docs_root(
     docs = make_tree({"atomic.md": "# Atomic\n\nbefore\n", "vim.md": "# Vim\n\nbefore\n"}, name="docs")
     server = make_server(agents, [docs])
     async with Client(server) as client:
-        await eventually(lambda: server.watch_status.healthy)
+        await eventually(lambda: server.app.watcher.healthy)
         written = time.time()
         tmp = docs / ".atomic.md.tmp"
         tmp.write_text("# Atomic\n\nthe atomic marmot\n")
@@ -289,7 +289,7 @@ async def test_the_watcher_sees_atomic_and_vim_style_saves_in_a_docs_root(
             return "docs/atomic.md#0" in found and "docs/vim.md#0" in found
 
         await eventually(both)
-        assert sorted(p for p in server.live.corpus.files if p.startswith("docs/")) == [
+        assert sorted(p for p in server.app.live.corpus.files if p.startswith("docs/")) == [
             "docs/atomic.md",
             "docs/vim.md",
         ]
@@ -347,14 +347,14 @@ async def test_a_deleted_and_recreated_docs_root_is_watched_again(agents: Path, 
     server = make_server(agents, [docs])
 
     def indexed() -> list[str]:
-        with server.live.view() as view:
+        with server.app.live.view() as view:
             return sorted(p for p in view.corpus.files if p.startswith("docs/"))
 
     async with Client(server) as client:
-        await eventually(lambda: server.watch_status.healthy)
-        restarts = server.watch_status.restarts
+        await eventually(lambda: server.app.watcher.healthy)
+        restarts = server.app.watcher.restarts
         shutil.rmtree(docs)
-        await eventually(lambda: indexed() == [] and server.watch_status.restarts > restarts)  # it saw the root go
+        await eventually(lambda: indexed() == [] and server.app.watcher.restarts > restarts)  # it saw the root go
         docs.mkdir()
         (docs / "back.md").write_text("# Back\n\nthe aardvark returns\n")
         await eventually(lambda: indexed() == ["docs/back.md"])
@@ -372,7 +372,7 @@ async def test_a_docs_root_replaced_in_one_go_is_still_served_fresh(
     docs = make_tree({"guide.md": "# Guide\n\nthe pangolin manual\n"}, name="docs")
     server = make_server(agents, [docs])
     async with Client(server) as client:
-        await eventually(lambda: server.watch_status.healthy)
+        await eventually(lambda: server.app.watcher.healthy)
         shutil.rmtree(docs)
         docs.mkdir()
         (docs / "swapped.md").write_text("# Swapped\n\nthe ocelot chapter\n")

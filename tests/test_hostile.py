@@ -30,8 +30,8 @@ from corpus.errors import NotInCorpus
 from corpus.read import Changing, Skipped, read_text
 from corpus.roots import make_roots
 from corpus.scan import walk
-from retrieval.cache import ENV
-from retrieval.live import LiveIndex
+from live.cache import ENV
+from live.index import LiveIndex
 from server import AgentsServer
 from tests.helpers import make_server, split_status, text_of
 from tests.tally import tried
@@ -375,7 +375,6 @@ async def test_a_10_mb_single_line_is_skipped_or_served_within_budget(make_tree:
         assert report is not None
         assert any(s["reason"].startswith("too large") for s in report["roots"][0]["skipped"])
     raised = make_server(agents, max_file_bytes=20_000_000)
-    raised.live.__init__(raised.live.roots, max_bytes=20_000_000)  # type: ignore[misc]
     async with Client(raised) as client:
         for tool in ("context_search", "search_docs"):
             text = text_of(await client.call_tool(tool, {"query": "word", "max_tokens": 1000}))

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from corpus.catalog import load
+from corpus.catalog import load, read_uri
 from corpus.errors import NotInCorpus
 from corpus.identity import display_path, file_uri, parse_file_uri
 from corpus.read import Skipped
@@ -82,14 +82,14 @@ def test_reading_by_uri_serves_files_and_refuses_the_rest(make_tree: Callable[..
     )
     (tmp_path / "outside.md").write_text("outside\n")
     corpus = load(make_roots([root]))
-    assert corpus.read_uri("agents://C%23.md").text == "# sharp\n"
+    assert read_uri(corpus, "agents://C%23.md").text == "# sharp\n"
     with pytest.raises(Skipped, match="looks like a secret"):
-        corpus.read_uri("agents://.env")
+        read_uri(corpus, "agents://.env")
     with pytest.raises(Skipped, match="ignored folder"):
-        corpus.read_uri("agents://node_modules/x.md")
+        read_uri(corpus, "agents://node_modules/x.md")
     with pytest.raises(Skipped, match="binary"):
-        corpus.read_uri("agents://bin.md")
+        read_uri(corpus, "agents://bin.md")
     with pytest.raises(NotInCorpus, match="no file at"):
-        corpus.read_uri("agents://missing.md")
+        read_uri(corpus, "agents://missing.md")
     with pytest.raises(NotInCorpus):
-        corpus.read_uri("agents://../outside.md")
+        read_uri(corpus, "agents://../outside.md")

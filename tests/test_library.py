@@ -10,9 +10,11 @@ import pytest
 
 from corpus.catalog import load
 from corpus.roots import make_roots
-from retrieval.library import Library, index_corpus
-from retrieval.ranking import DEFAULT
-from retrieval.retriever import BM25Retriever, Partial, RetrievalRequest, Retriever
+from retrieval.engine.library import Library, index_corpus
+from retrieval.engine.ranking import DEFAULT
+from retrieval.search.answer import SECTIONS, WINDOWS
+from retrieval.search.policy import served
+from retrieval.search.retriever import BM25Retriever, Partial, RetrievalRequest, Retriever
 
 
 def test_sections_search_only_unpinned_agents_files_and_windows_search_everything(
@@ -26,8 +28,8 @@ def test_sections_search_only_unpinned_agents_files_and_windows_search_everythin
     )
     docs = make_tree({"guide.md": "# Guide\nA deploy walkthrough.\n"}, name="docs")
     library = index_corpus(load(make_roots([agents], [docs])))
-    sections: Retriever = library.section_retriever
-    windows: Retriever = library.window_retriever
+    sections: Retriever = served(library, SECTIONS)
+    windows: Retriever = served(library, WINDOWS)
 
     found = sections.retrieve(RetrievalRequest("deploy pipeline", k=5))
     assert [(d.source, d.unit.heading) for d in found] == [(".AGENTS/deploy.md", "Deploy")]
@@ -40,17 +42,17 @@ def test_sections_search_only_unpinned_agents_files_and_windows_search_everythin
 
 def test_an_empty_answer_is_success_not_an_error(make_tree: Callable[..., Path]) -> None:
     library = index_corpus(load(make_roots([make_tree({"a.md": "# A\nalpha\n"})])))
-    assert library.section_retriever.retrieve(RetrievalRequest("zeta", k=3)) == []
-    assert library.section_retriever.retrieve(RetrievalRequest("the of and", k=3)) == []
+    assert served(library, SECTIONS).retrieve(RetrievalRequest("zeta", k=3)) == []
+    assert served(library, SECTIONS).retrieve(RetrievalRequest("the of and", k=3)) == []
 
 
 def test_updating_a_file_replaces_its_units(make_tree: Callable[..., Path]) -> None:
     library = index_corpus(load(make_roots([make_tree({"a.md": "# A\nalpha\n"})])))
     library.apply({".AGENTS/a.md": library.prepare(".AGENTS/a.md", "agents://a.md", "# A\nomega\n", True)})
-    assert library.section_retriever.retrieve(RetrievalRequest("alpha")) == []
-    assert len(library.section_retriever.retrieve(RetrievalRequest("omega"))) == 1
+    assert served(library, SECTIONS).retrieve(RetrievalRequest("alpha")) == []
+    assert len(served(library, SECTIONS).retrieve(RetrievalRequest("omega"))) == 1
     library.apply({".AGENTS/a.md": None})
-    assert library.window_retriever.retrieve(RetrievalRequest("omega")) == []
+    assert served(library, WINDOWS).retrieve(RetrievalRequest("omega")) == []
 
 
 def numbered_lines(n_lines: int, marked: set[int]) -> str:
@@ -64,7 +66,7 @@ def test_search_docs_never_returns_two_overlapping_windows(make_tree: Callable[.
     library = index_corpus(load(make_roots([make_tree({"a.md": numbered_lines(100, {46, 47, 48})})])))
     raw = library.windows.search(library.tokenize("zebra"), 5)
     assert [h.payload.chunk_id for h in raw] == [0, 1]  # both windows match...
-    found = library.window_retriever.retrieve(RetrievalRequest("zebra", k=5))
+    found = served(library, WINDOWS).retrieve(RetrievalRequest("zebra", k=5))
     assert [d.unit.chunk_id for d in found] == [0]  # ...but the same lines are shown once
 
 
@@ -82,7 +84,7 @@ def test_near_copies_with_the_same_heading_are_shown_once(make_tree: Callable[..
     )
     library = index_corpus(load(make_roots([agents])))
     assert len(library.sections.search(library.tokenize("sigterm sigkill"), 5)) == 3
-    found = library.section_retriever.retrieve(RetrievalRequest("sigterm sigkill", k=5))
+    found = served(library, SECTIONS).retrieve(RetrievalRequest("sigterm sigkill", k=5))
     assert [(d.source, d.unit.heading) for d in found] == [
         (".AGENTS/v1/stdio.md", "Shutdown"),
         (".AGENTS/x.md", "Signals"),
@@ -99,7 +101,7 @@ def test_the_score_floor_drops_weak_hits_but_never_the_best(make_tree: Callable[
     corpus = load(make_roots([agents]))
 
     def search(floor: float) -> list[tuple[str, float]]:
-        retriever = index_corpus(corpus, Library(DEFAULT.but(score_floor=floor))).section_retriever
+        retriever = served(index_corpus(corpus, Library(DEFAULT.but(score_floor=floor))), SECTIONS)
         return [(d.source, d.score) for d in retriever.retrieve(RetrievalRequest("rollback switch", k=5))]
 
     scores = {floor: search(floor) for floor in (0.0, 0.3, 1.0)}
@@ -122,11 +124,11 @@ def test_rm3_feedback_finds_a_section_through_its_neighbours_words(make_tree: Ca
     corpus = load(make_roots([agents]))
     plain = index_corpus(corpus, Library(DEFAULT.but(score_floor=0.0)))
     expanded = index_corpus(corpus, Library(DEFAULT.but(score_floor=0.0, feedback=True)))
-    assert [d.source for d in plain.section_retriever.retrieve(RetrievalRequest("rollback", k=5))] == [
+    assert [d.source for d in served(plain, SECTIONS).retrieve(RetrievalRequest("rollback", k=5))] == [
         ".AGENTS/a.md",
         ".AGENTS/b.md",
     ]
-    found = [d.source for d in expanded.section_retriever.retrieve(RetrievalRequest("rollback", k=5))]
+    found = [d.source for d in served(expanded, SECTIONS).retrieve(RetrievalRequest("rollback", k=5))]
     assert found[:2] == [".AGENTS/a.md", ".AGENTS/b.md"]  # the original terms still lead
     assert found[2:] == [".AGENTS/c.md"]  # "kill switch" came from the first two hits
 

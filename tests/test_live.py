@@ -15,9 +15,12 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from corpus.catalog import Change
 from corpus.roots import Root, make_roots
-from retrieval.live import PATROL_S, Change, LiveIndex
-from retrieval.retriever import RetrievalRequest
+from live.index import PATROL_S, LiveIndex
+from retrieval.search.answer import WINDOWS
+from retrieval.search.policy import served
+from retrieval.search.retriever import RetrievalRequest
 
 QUERIES = ["alpha", "beta gamma", "delta delta epsilon", "zeta eta theta iota", "heading"]
 WORDS = "alpha beta gamma delta epsilon zeta eta theta iota kappa".split()
@@ -214,11 +217,11 @@ def test_a_root_that_disappears_empties_the_index_until_it_returns(make_tree: Ca
     (r,) = live.roots
     shutil.rmtree(root)
     assert live.sweep(r).removed == {".AGENTS/a.md"}
-    assert live.present[".AGENTS"] is False and ranked(live, "alpha") == []
+    assert live.state[".AGENTS"].present is False and ranked(live, "alpha") == []
     root.mkdir()
     (root / "b.md").write_text("# B\n\nalpha again\n")
     assert live.sweep(r).added == {".AGENTS/b.md"}
-    assert live.present[".AGENTS"] is True
+    assert live.state[".AGENTS"].present is True
 
 
 def test_verify_catches_edits_and_deletions_behind_hits(make_tree: Callable[..., Path]) -> None:
@@ -226,7 +229,7 @@ def test_verify_catches_edits_and_deletions_behind_hits(make_tree: Callable[...,
     agents = make_tree({"a.md": "# A\n"})
     live = LiveIndex(make_roots([agents], [docs]))
     with live.view() as view:
-        hits = view.library.window_retriever.retrieve(RetrievalRequest("unique word", 5))
+        hits = served(view.library, WINDOWS).retrieve(RetrievalRequest("unique word", 5))
     (docs / "guide.md").unlink()
     (docs / "other.md").write_text("# Other\n\nreplaced\n")
     assert live.verify(d.unit for d in hits) is True
@@ -238,7 +241,7 @@ def test_verify_tells_hits_whose_file_another_update_changed_meanwhile(make_tree
     docs = make_tree({"guide.md": "# Guide\n\nunique-word here\n"}, "docs")
     live = LiveIndex(make_roots([make_tree({"a.md": "# A\n"})], [docs]))
     with live.view() as view:
-        hits = view.library.window_retriever.retrieve(RetrievalRequest("unique word", 5))
+        hits = served(view.library, WINDOWS).retrieve(RetrievalRequest("unique word", 5))
         generation = view.generation
     (docs / "guide.md").write_text("# Guide\n\nreplaced\n")
     live.sweep(live.roots[1])  # the watcher, say, between the search and its check
@@ -248,10 +251,10 @@ def test_verify_tells_hits_whose_file_another_update_changed_meanwhile(make_tree
 
 def one_pass(live: LiveIndex, root: Root, budget_s: float = PATROL_S) -> int:
     """Patrol steps until the root's fresh_as_of moves (a pass is complete); how many it took."""
-    started = live.fresh_as_of[root.label]
+    started = live.state[root.label].fresh_as_of
     for steps in range(1, 100):
         live.patrol(root, budget_s)
-        if live.fresh_as_of[root.label] != started:
+        if live.state[root.label].fresh_as_of != started:
             return steps
     raise AssertionError("the patrol pass never ended")
 

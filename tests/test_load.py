@@ -17,8 +17,10 @@ import pytest
 from mcp import Client
 
 from corpus.roots import make_roots
-from retrieval.live import LiveIndex
-from retrieval.retriever import RetrievalRequest
+from live.index import LiveIndex
+from retrieval.search.answer import SECTIONS
+from retrieval.search.policy import served
+from retrieval.search.retriever import RetrievalRequest
 from tests.helpers import eventually, make_server, split_status, text_of
 from tests.tally import tried
 
@@ -72,7 +74,7 @@ def churn(root: Path, ops: int, seed: int, state: Churn) -> None:
 
 def ranked(live: LiveIndex, query: str) -> list[tuple[str, float]]:
     with live.view() as view:
-        docs = view.library.section_retriever.retrieve(RetrievalRequest(query, 1000))
+        docs = served(view.library, SECTIONS).retrieve(RetrievalRequest(query, 1000))
     return [(d.id, d.score) for d in docs]
 
 
@@ -108,7 +110,7 @@ async def test_concurrent_calls_during_heavy_churn_stay_correct(make_tree: Calla
 
         async def settled() -> bool:
             fresh = LiveIndex(make_roots([root]), settle_s=0)
-            return ranked(server.live, "shared churn words") == ranked(fresh, "shared churn words")
+            return ranked(server.app.live, "shared churn words") == ranked(fresh, "shared churn words")
 
         await eventually(settled, timeout=30)
 
@@ -128,4 +130,4 @@ async def test_concurrent_calls_during_heavy_churn_stay_correct(make_tree: Calla
     tried("churn operations", 1000)
     fresh = LiveIndex(make_roots([root]), settle_s=0)
     for query in ("shared churn words", "version", "d7", "d13 d14"):
-        assert ranked(server.live, query) == ranked(fresh, query)
+        assert ranked(server.app.live, query) == ranked(fresh, query)

@@ -7,6 +7,7 @@ import itertools
 import json
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -15,18 +16,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from mcp import Client, MCPError
 
-from corpus.catalog import Corpus, load
+from cli.flags import build_parser
+from cli.settings import Settings, open_index
+from corpus.catalog import Change, Corpus, load
 from corpus.roots import make_roots
-from retrieval.format import Options, render_context, render_docs
-from retrieval.index import BM25Index
-from retrieval.library import Library, index_corpus
-from retrieval.policy import Scope, answer
-from retrieval.query import parse
-from retrieval.results import Freshness
-from retrieval.segments import I32
-from retrieval.tokenize import tokenize
-from retrieval.units import Unit
-from server import AgentsServer, build_parser, create_server, open_index
+from retrieval.chunks.units import Unit
+from retrieval.engine.index import BM25Index
+from retrieval.engine.library import Library, index_corpus
+from retrieval.engine.segments import I32
+from retrieval.render.hits import Page, render_context, render_docs
+from retrieval.search.answer import SECTIONS, WINDOWS, Freshness, Scope
+from retrieval.search.policy import Policy
+from retrieval.text.tokenize import tokenize
+from server import AgentsServer, create_server
 from tests.helpers import make_server, split_status, text_of
 
 pytestmark = pytest.mark.anyio
@@ -230,8 +232,8 @@ async def test_the_score_floor_flag_applies_to_the_tools(make_tree: Callable[...
 
     async def hits(*flags: str) -> tuple[list[str], list[str]]:
         args = build_parser().parse_args(["serve", "--root", str(agents), "--no-cache", *flags])
-        live, config = open_index(args)
-        async with Client(create_server(live, config)) as client:
+        settings = Settings.from_args(args)
+        async with Client(create_server(open_index(settings), settings)) as client:
             _, _, sections = await call(client, "context_search", query="rollback switch", k=5)
             _, _, windows = await call(client, "search_docs", query="rollback switch", k=5)
         return [h["path"] for h in sections["hits"]], [h["path"] for h in windows["hits"]]
@@ -474,7 +476,7 @@ def test_the_deadline_returns_the_best_results_so_far_marked_partial(agents: Pat
     corpus, library = library_for(agents)
     slow = SlowText(library.sections, seconds=0.6)
     library.sections.text = slow  # type: ignore[method-assign]
-    found = answer('"watch filter" token', 5, 0, Scope("sections"), library, corpus, deadline_s=0.5)
+    found = Policy(library).answer('"watch filter" token', 5, 0, Scope(SECTIONS), corpus, deadline_s=0.5)
     # Two sections hold both words: the first checked holds the phrase, then the time was up.
     assert found.partial is True and found.method == "phrase"
     assert [d.unit.heading for d in found.docs] == ["Secrets"] and slow.calls == 1
@@ -482,7 +484,7 @@ def test_the_deadline_returns_the_best_results_so_far_marked_partial(agents: Pat
 
 def test_a_deadline_with_nothing_ready_still_answers_with_the_outline(agents: Path) -> None:
     corpus, library = library_for(agents)
-    found = answer("zebra rollback", 3, 0, Scope("sections"), library, corpus, deadline_s=0.0)
+    found = Policy(library).answer("zebra rollback", 3, 0, Scope(SECTIONS), corpus, deadline_s=0.0)
     assert (found.method, found.partial, found.docs) == ("outline", True, [])
     assert found.fallback_reason == "the deadline passed before anything matched"
     rendered = render_context("zebra", found).text
@@ -491,7 +493,7 @@ def test_a_deadline_with_nothing_ready_still_answers_with_the_outline(agents: Pa
 
 
 async def test_the_deadline_applies_to_the_served_search(agents: Path) -> None:
-    server = make_server(agents, deadline_s=0.0)
+    server = make_server(agents, deadline_ms=0)
     async with Client(server) as client:
         body, status, result = await call(client, "context_search", query="zebra rollback")
     assert status["partial"] == "1" and result["partial"] is True
@@ -500,8 +502,8 @@ async def test_the_deadline_applies_to_the_served_search(agents: Path) -> None:
 
 
 async def test_the_phrase_check_stops_at_the_deadline(agents: Path) -> None:
-    server = make_server(agents, deadline_s=0.1)
-    sections = server.live.library.sections
+    server = make_server(agents, deadline_ms=100)
+    sections = server.app.live.library.sections
     slow = SlowText(sections)
     sections.text = slow  # type: ignore[method-assign]
     async with Client(server) as client:
@@ -562,21 +564,12 @@ def test_no_answer_exceeds_its_budget(
             lines = [" ".join(words[j : j + 12]) for j in range(0, len(words), 12)]
             (root / f"f{i}.md").write_text(f"# File {i} {' '.join(words[:40])}\n\n" + "\n".join(lines) + "\n")
         corpus, library = library_for(root)
-        parsed = parse(q, tokenize)
-        fresh = Freshness(generation=7, fresh_as_of=time.time(), changed=frozenset({".AGENTS/f0.md"}), changed_at=1.0)
-        for scope, render in ((Scope("sections", prefix), render_context), (Scope("windows", prefix), render_docs)):
-            found = answer(q, 20, offset, scope, library, corpus)
-            options = Options(
-                detail=detail,
-                max_tokens=max_tokens,
-                offset=offset,
-                freshness=fresh,
-                gen_changed=True,
-                terms=frozenset(parsed.terms),
-                tokenize=tokenize,
-                dropped=parsed.quoted if found.method == "bm25-relaxed" else (),
-            )
-            text = render(q, found, options).text
+        fresh = Freshness(7, time.time(), Change(changed=frozenset({".AGENTS/f0.md"}), at=1.0))
+        policy = Policy(library)
+        for scope, render in ((Scope(SECTIONS, prefix), render_context), (Scope(WINDOWS, prefix), render_docs)):
+            found = replace(policy.answer(q, 20, offset, scope, corpus), freshness=fresh)
+            page = Page(detail=detail, max_tokens=max_tokens, offset=offset, gen_changed=True, tokenize=tokenize)
+            text = render(q, found, page).text
             assert len(text) <= max_tokens * 4, (found.method, len(text))
             split_status(text)
 

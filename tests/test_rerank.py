@@ -11,10 +11,12 @@ import pytest
 
 from corpus.catalog import load
 from corpus.roots import make_roots
-from retrieval.library import Library, index_corpus
-from retrieval.proximity import occurrence_shares
-from retrieval.ranking import DEFAULT, PLAIN
-from retrieval.retriever import BM25Retriever, Partial, RetrievalRequest
+from retrieval.engine.library import Library, index_corpus
+from retrieval.engine.proximity import occurrence_shares
+from retrieval.engine.ranking import DEFAULT, PLAIN
+from retrieval.search.answer import SECTIONS
+from retrieval.search.policy import served
+from retrieval.search.retriever import BM25Retriever, Partial, RetrievalRequest
 from tests.test_bm25 import explained_from_text
 
 FILLER = "alpha beta gamma delta epsilon zeta theta iota kappa lambda"
@@ -66,7 +68,7 @@ def test_scores_are_bm25f_plus_the_reference_bonus_on_the_top_hits(make_tree: Ca
     first = {h.payload.id: h.score for h in index.search(terms, 10)}
     idf = {t: index.idf(t) for t in dict.fromkeys(terms)}
     body = index.fields[0]
-    found = library.section_retriever.retrieve(RetrievalRequest(query, k=10))
+    found = served(library, SECTIONS).retrieve(RetrievalRequest(query, k=10))
     assert len(found) == len(first) == 4
     for doc in found:
         tokens = library.tokenize(doc.content)
@@ -85,7 +87,7 @@ def test_words_close_together_outrank_the_same_words_far_apart(make_tree: Callab
     corpus = load(make_roots([make_tree({"far.md": files["far.md"], "near.md": files["near.md"]})]))
 
     def order(ranking_library: Library) -> list[str]:
-        found = ranking_library.section_retriever.retrieve(RetrievalRequest("server does not exit", k=5))
+        found = served(ranking_library, SECTIONS).retrieve(RetrievalRequest("server does not exit", k=5))
         return [d.source for d in found]
 
     # The same words in texts of the same length: BM25F ties them and breaks the tie by path.
@@ -102,7 +104,7 @@ def test_only_the_rerank_depth_is_rescored_and_the_ranking_stays_in_score_order(
     corpus = load(make_roots([make_tree(corpus_files())]))
     library = index_corpus(corpus, Library(DEFAULT.but(score_floor=0.0, rerank_depth=2)))
     first = library.sections.search(library.tokenize("server does not exit"), 10)
-    found = library.section_retriever.retrieve(RetrievalRequest("server does not exit", k=10))
+    found = served(library, SECTIONS).retrieve(RetrievalRequest("server does not exit", k=10))
     rescored = {h.payload.id for h in first[:2]}
     for doc in found:
         if doc.id not in rescored:
@@ -115,7 +117,7 @@ def test_the_plain_configuration_has_no_proximity_stage(make_tree: Callable[...,
     library = index_corpus(load(make_roots([make_tree(corpus_files())])), Library(PLAIN))
     terms = library.tokenize("server does not exit")
     expected = [(h.payload.id, h.score) for h in library.sections.search(terms, 10)]
-    found = library.section_retriever.retrieve(RetrievalRequest("server does not exit", k=10))
+    found = served(library, SECTIONS).retrieve(RetrievalRequest("server does not exit", k=10))
     assert [(d.id, d.score) for d in found] == expected
     assert PLAIN.proximity == 0.0 and DEFAULT.proximity > 0
 
@@ -145,6 +147,6 @@ def test_scores_do_not_depend_on_the_order_files_were_indexed(make_tree: Callabl
         f = corpus.files[path]
         two.apply({path: two.prepare(f.path, f.uri, f.text, f.searchable)})
     for query in ("server does not exit", "exit server", "stdin server exit"):
-        a = one.section_retriever.retrieve(RetrievalRequest(query, k=5))
-        b = two.section_retriever.retrieve(RetrievalRequest(query, k=5))
+        a = served(one, SECTIONS).retrieve(RetrievalRequest(query, k=5))
+        b = served(two, SECTIONS).retrieve(RetrievalRequest(query, k=5))
         assert [(d.id, d.score, d.proximity) for d in a] == [(d.id, d.score, d.proximity) for d in b]

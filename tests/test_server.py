@@ -13,7 +13,8 @@ from mcp import Client, MCPError
 from mcp.shared.subscriptions import ResourcesListChanged
 from mcp.types import ServerNotification
 
-from server import EMPTY_QUERY, AgentsServer
+from protocol.arguments import EMPTY_QUERY
+from server import AgentsServer
 from tests.helpers import MODES, TOOLS, eventually, make_server, search, split_status, text_of
 
 pytestmark = pytest.mark.anyio
@@ -293,7 +294,7 @@ async def test_a_new_file_is_found_after_the_rebuild_and_list_changed_is_sent(
         assert client.server_capabilities is not None
         assert client.server_capabilities.resources is not None
         assert client.server_capabilities.resources.list_changed is True
-        await eventually(lambda: server.watch_status.healthy)  # the write below must be an event
+        await eventually(lambda: server.app.watcher.healthy)  # the write below must be an event
         (agents / "deploy.md").write_text("# Deploy\n\nRollback with the zebra switch.\n")
 
         async def found() -> str | None:
@@ -344,20 +345,20 @@ async def test_a_deleted_and_recreated_root_is_watched_again(server: AgentsServe
 async def test_a_failed_rebuild_keeps_serving_the_last_good_index(
     server: AgentsServer, agents: Path, monkeypatch: pytest.MonkeyPatch, mode: str
 ) -> None:
-    import retrieval.live
+    import live.changes
 
     def broken_walk(*args: Any, **kwargs: Any) -> Any:
         raise OSError("disk on fire")
 
     async with Client(server, mode=mode) as client:
         assert "security.md" in await search(client, "secrets")
-        generation = server.live.generation
+        generation = server.app.live.generation
         with monkeypatch.context() as patch:
-            patch.setattr(retrieval.live, "walk", broken_walk)
+            patch.setattr(live.changes, "walk", broken_walk)
             (agents / "new.md").write_text("# New\n\nwombat\n")
-            await eventually(lambda: server.live.last_error)
-            assert server.live.last_error == "OSError: disk on fire"
-            assert server.live.generation == generation
+            await eventually(lambda: server.app.live.last_error)
+            assert server.app.live.last_error == "OSError: disk on fire"
+            assert server.app.live.generation == generation
             assert "security.md" in await search(client, "secrets")
         (agents / "new.md").write_text("# New\n\nwombat again\n")
 
@@ -365,4 +366,4 @@ async def test_a_failed_rebuild_keeps_serving_the_last_good_index(
             return "new.md" in await search(client, "wombat")
 
         await eventually(recovered)
-        assert server.live.last_error is None
+        assert server.app.live.last_error is None

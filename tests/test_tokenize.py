@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from retrieval.stopwords import LUCENE
-from retrieval.tokenize import PLAIN, Tokenizer, bigrams, fold_accents, split_case, tokenize
+from retrieval.text.stopwords import LUCENE
+from retrieval.text.tokenize import PLAIN, Tokenizer, bigrams, fold_accents, split_case, tokenize
 
 
 @pytest.mark.parametrize("spelling", ["watch_filter", "watchFilter", "watch-filter", "watch.filter", "WatchFilter"])

@@ -54,8 +54,8 @@ def test_the_wheel_holds_exactly_our_modules(installed: tuple[Path, Path]) -> No
     ours = {n for n in names if ".dist-info/" not in n}
     assert ours == {"server.py"} | {
         str(p.relative_to(REPO).as_posix())
-        for d in ("corpus", "retrieval")
-        for p in (REPO / d).glob("*")
+        for d in ("protocol", "cli", "live", "retrieval", "corpus")
+        for p in (REPO / d).rglob("*")
         if p.suffix in (".py", ".typed")
     }
     metadata = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("METADATA"))).decode()

@@ -1,0 +1,160 @@
+"""`agents-context eval QUESTIONS.jsonl --root DIR`: how well context_search finds what it should.
+
+Each line of QUESTIONS.jsonl is a JSON object:
+
+    {"question": "how do I roll back a deploy?", "expected_path": "deploy.md",
+     "expected_heading": "Rollback", "also_acceptable": [{"path": "ops.md", "heading": "Undo"}]}
+
+`expected_path` is relative to the root (or a display path such as `.AGENTS/deploy.md`);
+`expected_heading` and `also_acceptable` are optional (without a heading, any section of the file
+counts). The corpus is loaded and ranked exactly as the server does it. The report gives hit@1,
+hit@3 and MRR@10, then every question whose answer is not in the top 3, with what came first
+instead: the headings to rename, or the words to add, so the corpus says what people search for.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from corpus.catalog import Corpus
+from retrieval.chunks.sections import plain_heading
+from retrieval.engine.library import Library
+from retrieval.search.answer import SECTIONS
+from retrieval.search.policy import served
+from retrieval.search.retriever import RetrievalRequest, RetrievedDocument
+
+DEPTH = 10
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    path: str
+    """Display path."""
+    heading: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class EvalQuestion:
+    text: str
+    targets: tuple[Target, ...]
+
+
+class QuestionError(ValueError):
+    """A line of the questions file that cannot be used, with its line number."""
+
+
+def normal_heading(heading: str) -> str:
+    return " ".join(plain_heading(heading).split()).casefold()
+
+
+def read_questions(path: Path, label: str) -> list[EvalQuestion]:
+    questions: list[EvalQuestion] = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            text, expected = row["question"], row["expected_path"]
+            if not isinstance(text, str) or not text.strip() or not isinstance(expected, str):
+                raise TypeError("question and expected_path must be non-empty strings")
+            targets = [Target(display(expected, label), row.get("expected_heading"))]
+            targets += [Target(display(a["path"], label), a.get("heading")) for a in row.get("also_acceptable", [])]
+        except (ValueError, KeyError, TypeError) as exc:
+            raise QuestionError(f"{path}:{number}: {type(exc).__name__}: {exc}") from None
+        questions.append(EvalQuestion(text, tuple(targets)))
+    return questions
+
+
+def display(path: str, label: str) -> str:
+    path = path.replace("\\", "/").lstrip("/")
+    return path if path.startswith(f"{label}/") else f"{label}/{path}"
+
+
+def is_hit(doc: RetrievedDocument, question: EvalQuestion) -> bool:
+    for t in question.targets:
+        if doc.unit.path == t.path and (
+            t.heading is None or normal_heading(doc.unit.heading or "") == normal_heading(t.heading)
+        ):
+            return True
+    return False
+
+
+class Miss(BaseModel):
+    question: str
+    want_path: str
+    want_heading: str | None
+    rank: int | None = Field(description="Where the answer ranked (None: not in the top 10).")
+    note: str | None = Field(default=None, description="Why it cannot be found, when known.")
+    top: list[str] = Field(description="What came first instead: path > heading (score).")
+
+
+class EvalReport(BaseModel):
+    questions: int
+    k: int
+    hit_at_1: float
+    hit_at_k: float
+    mrr_at_10: float
+    misses: list[Miss] = Field(description="Questions whose answer is not in the top k.")
+
+
+def evaluate_report(library: Library, corpus: Corpus, questions: Sequence[EvalQuestion], k: int = 3) -> EvalReport:
+    """Rank every question as context_search does and score where its answer lands."""
+    retriever = served(library, SECTIONS)
+    pinned = {f.path for f in corpus.files.values() if f.pinned}
+    hit1 = hitk = rr = 0.0
+    misses: list[Miss] = []
+    for q in questions:
+        found = retriever.retrieve(RetrievalRequest(q.text, max(DEPTH, k)))
+        rank = next((i for i, d in enumerate(found, start=1) if is_hit(d, q)), None)
+        hit1 += rank == 1
+        hitk += rank is not None and rank <= k
+        rr += 1.0 / rank if rank else 0.0
+        if rank is None or rank > k:
+            want = q.targets[0]
+            note = None
+            if want.path in pinned:
+                note = "that file is pinned; context_search does not search pinned files"
+            elif want.path not in corpus.files:
+                note = "no such file in the corpus"
+            top = [f"{d.unit.path} > {d.unit.heading} ({d.score:.2f})" for d in found[:k]]
+            misses.append(
+                Miss(
+                    question=q.text,
+                    want_path=want.path,
+                    want_heading=want.heading,
+                    rank=rank,
+                    note=note,
+                    top=top,
+                )
+            )
+    n = len(questions) or 1
+    return EvalReport(
+        questions=len(questions),
+        k=k,
+        hit_at_1=round(hit1 / n, 4),
+        hit_at_k=round(hitk / n, 4),
+        mrr_at_10=round(rr / n, 4),
+        misses=misses,
+    )
+
+
+def render(report: EvalReport) -> str:
+    k = report.k
+    lines = [
+        f"questions: {report.questions}  hit@1: {report.hit_at_1:.3f}  hit@{k}: {report.hit_at_k:.3f}  "
+        f"MRR@{DEPTH}: {report.mrr_at_10:.3f}"
+    ]
+    if report.misses:
+        lines.append(f"\nnot in the top {k} ({len(report.misses)}):")
+    for m in report.misses:
+        where = f"rank {m.rank}" if m.rank else f"not in the top {DEPTH}"
+        lines.append(f"\n- {m.question}\n  want: {m.want_path} > {m.want_heading or '(any section)'} ({where})")
+        if m.note:
+            lines.append(f"  note: {m.note}")
+        lines.extend(f"  {i}. {top}" for i, top in enumerate(m.top, start=1))
+    return "\n".join(lines)

@@ -1,0 +1,248 @@
+"""The command line's flags: the commands, and the flags they share. Every default comes from
+`cli.settings.DEFAULTS` (or, for a command's own flags, the constant of the layer that owns it)."""
+
+from __future__ import annotations
+
+import argparse
+from importlib import metadata
+from pathlib import Path
+
+from cli.settings import DEFAULTS
+from live.cache import default_dir
+from retrieval.render.hits import DEFAULT_MAX_TOKENS
+from retrieval.search.answer import SECTIONS, WINDOWS
+
+
+def version() -> str:
+    try:
+        return metadata.version("agents-context")
+    except metadata.PackageNotFoundError:
+        return "0+unknown"
+
+
+COMMANDS = ("serve", "search", "read", "outline", "status", "eval", "doctor", "cache")
+
+
+def _corpus_flags() -> argparse.ArgumentParser:
+    """The flags every command shares: which corpus, read how."""
+    flags = argparse.ArgumentParser(add_help=False)
+    group = flags.add_argument_group("corpus")
+    group.add_argument(
+        "--root",
+        metavar="DIR",
+        action="append",
+        help="a .AGENTS folder; repeat it for a monorepo with one per package (default: "
+        "$AGENTS_CONTEXT_ROOT, else ./.AGENTS or ./.agents)",
+    )
+    group.add_argument(
+        "--conventional",
+        metavar="DIR",
+        nargs="?",
+        const=True,
+        default=None,
+        help="also serve the agent files the project already has: AGENTS.md (root and nested), "
+        "CLAUDE.md, .cursor/rules/*.mdc, .github/copilot-instructions.md, .github/instructions/*.md "
+        "(DIR: the project folder; default: the parent of the first --root, else the current "
+        "folder). On by itself when there is no .AGENTS folder; the root AGENTS.md is pinned",
+    )
+    group.add_argument(
+        "--docs",
+        metavar="DIR",
+        action="append",
+        nargs="?",
+        const="",
+        default=[],
+        help="a documentation folder searched by search_docs only (repeatable); for 'search', "
+        "--docs alone means search passages as search_docs does",
+    )
+    group.add_argument(
+        "--pin",
+        metavar="REL",
+        action="append",
+        help="pin this path of the .AGENTS folder instead of overview.md and "
+        "conventions.md (repeatable; --pin '' pins nothing)",
+    )
+    group.add_argument(
+        "--max-file-bytes",
+        type=int,
+        default=DEFAULTS.max_file_bytes,
+        metavar="N",
+        help="skip larger files (default: 1 MiB)",
+    )
+    group.add_argument(
+        "--score-floor",
+        type=float,
+        default=DEFAULTS.score_floor,
+        metavar="F",
+        help=f"drop search hits scoring below F times the best hit's score, 0 to 1 (default: {DEFAULTS.score_floor})",
+    )
+    group.add_argument(
+        "--feedback",
+        action="store_true",
+        help="expand each query with the words of its best hits (RM3 pseudo-relevance feedback): "
+        "better on abstract-like collections (Cranfield nDCG@10 0.404 -> 0.434), worse on markdown "
+        "documentation (section hit@3 0.80 -> 0.74), hence off by default",
+    )
+    group.add_argument(
+        "--cache-dir",
+        metavar="DIR",
+        type=Path,
+        help="where the persistent index lives (default: $AGENTS_CONTEXT_CACHE_DIR, else the user "
+        f"cache folder, here {default_dir()}); never inside a corpus root",
+    )
+    group.add_argument(
+        "--no-cache", action="store_true", help="index from the files every time; read and write no cache"
+    )
+    _log_flags(group, "default: INFO for serve, WARNING for the other commands")
+    return flags
+
+
+def _log_flags(group: argparse._ActionsContainer, level_help: str) -> None:
+    group.add_argument(
+        "--log-level", default=None, choices=["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"], help=level_help
+    )
+    group.add_argument("--log-file", metavar="PATH", help="also write the log to this file")
+
+
+def _budget_flags() -> argparse.ArgumentParser:
+    flags = argparse.ArgumentParser(add_help=False)
+    flags.add_argument(
+        "--pinned-budget",
+        type=int,
+        default=DEFAULTS.pinned_budget,
+        metavar="BYTES",
+        help=f"most bytes of pinned text pinned_context returns (default: {DEFAULTS.pinned_budget})",
+    )
+    flags.add_argument(
+        "--instructions-budget",
+        type=int,
+        default=DEFAULTS.instructions_budget,
+        metavar="CHARS",
+        help=f"most characters of server instructions (default: {DEFAULTS.instructions_budget}, Claude Code's limit)",
+    )
+    return flags
+
+
+def _output_flags() -> argparse.ArgumentParser:
+    flags = argparse.ArgumentParser(add_help=False)
+    flags.add_argument("--json", action="store_true", help="print the result as JSON (schema: --json-schema)")
+    flags.add_argument("--json-schema", action="store_true", help="print the JSON Schema of --json and exit")
+    return flags
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="agents-context",
+        description="An MCP server for a project's .AGENTS/ folder (pinned context, BM25 section "
+        "search, resources, a live index), and a command line to see what agents see. Without a "
+        "command, or with 'serve', it runs the server.",
+        epilog="Run 'agents-context COMMAND --help' for a command's flags.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
+    commands = parser.add_subparsers(
+        dest="command", metavar="COMMAND", help="serve (default), search, read, outline, status, eval, doctor or cache"
+    )
+    corpus, budgets, output = _corpus_flags(), _budget_flags(), _output_flags()
+    serve = commands.add_parser("serve", parents=[corpus, budgets], help="run the MCP server (the default)")
+    serve.add_argument(
+        "--debounce-ms",
+        type=int,
+        default=DEFAULTS.debounce_ms,
+        metavar="MS",
+        help=f"wait this long for a burst of file changes to settle (default: {DEFAULTS.debounce_ms})",
+    )
+    serve.add_argument(
+        "--deadline-ms",
+        type=int,
+        default=DEFAULTS.deadline_ms,
+        metavar="MS",
+        help="a search still running after this long returns its best results so far, marked partial=1 "
+        f"(default: {DEFAULTS.deadline_ms})",
+    )
+    serve.add_argument(
+        "--poll",
+        action="store_true",
+        help="watch by polling instead of OS events (network drives, containers); the server "
+        "also falls back to polling by itself when OS events fail",
+    )
+    serve.add_argument(
+        "--transport",
+        choices=["stdio", "http"],
+        default=DEFAULTS.transport,
+        help="stdio (default; what desktop clients launch) or http (streamable HTTP, for clients "
+        "that prefer it and for one server shared by several clients)",
+    )
+    serve.add_argument(
+        "--host",
+        default=DEFAULTS.host,
+        help=f"with --transport http: the address to listen on (default: {DEFAULTS.host})",
+    )
+    serve.add_argument(
+        "--port", type=int, default=DEFAULTS.port, help=f"with --transport http: the port (default: {DEFAULTS.port})"
+    )
+
+    search_cmd = commands.add_parser(
+        "search", parents=[corpus, output], help="search as context_search does (or search_docs, with --docs)"
+    )
+    search_cmd.add_argument("query", help="what to search for")
+    search_cmd.add_argument(
+        "-k",
+        type=int,
+        default=None,
+        help=f"most hits (default: {SECTIONS.default_k}; {WINDOWS.default_k} with --docs)",
+    )
+    search_cmd.add_argument(
+        "--detail", choices=["paths", "snippets", "sections"], default="sections", help="what each hit shows"
+    )
+    search_cmd.add_argument(
+        "--max-tokens",
+        type=int,
+        default=DEFAULT_MAX_TOKENS,
+        help=f"budget for the answer (default: {DEFAULT_MAX_TOKENS})",
+    )
+    search_cmd.add_argument("--path-prefix", help="only files under this path")
+    search_cmd.add_argument("--in", dest="in_root", metavar="LABEL", help="only this root, by label")
+    search_cmd.add_argument("--offset", type=int, default=0, help="skip this many hits")
+
+    read_cmd = commands.add_parser(
+        "read", parents=[corpus, output], help="read a file, a section or lines, as read_context does"
+    )
+    read_cmd.add_argument(
+        "path", metavar="PATH[#section]", help="a display path, URI or path in .AGENTS; #anchor or #L1-L9"
+    )
+    read_cmd.add_argument("--start-line", type=int, help="first line")
+    read_cmd.add_argument("--end-line", type=int, help="last line")
+    read_cmd.add_argument(
+        "--max-tokens",
+        type=int,
+        default=DEFAULT_MAX_TOKENS,
+        help=f"budget for the answer (default: {DEFAULT_MAX_TOKENS})",
+    )
+
+    commands.add_parser("outline", parents=[corpus, output], help="every .AGENTS file with its sections")
+    commands.add_parser("status", parents=[corpus, output], help="what the index holds and what was skipped")
+    eval_cmd = commands.add_parser(
+        "eval", parents=[corpus, output], help="score context_search on questions with known answers"
+    )
+    eval_cmd.add_argument("questions", type=Path, metavar="QUESTIONS.jsonl", help="one JSON question a line")
+    eval_cmd.add_argument("-k", type=int, default=3, help="a hit must be in the top k (default: 3)")
+    cache_cmd = commands.add_parser(
+        "cache", parents=[output], help="show or clear the persistent index (the cache folder)"
+    )
+    cache_cmd.add_argument(
+        "action", nargs="?", choices=["show", "clear"], default="show", help="show (default) or clear"
+    )
+    cache_cmd.add_argument("--cache-dir", metavar="DIR", type=Path, help="the cache folder (default: as for serve)")
+    _log_flags(cache_cmd, "default: WARNING")
+    commands.add_parser(
+        "doctor", parents=[corpus, budgets, output], help="lint the corpus; exit 1 on errors (use it in CI)"
+    )
+    return parser
+
+
+def show_help() -> int:
+    """`agents-context --help`: the commands, then every flag of the default one (serve)."""
+    parser = build_parser()
+    serve = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices["serve"]
+    print(parser.format_help() + "\n" + serve.format_help())  # noqa: T201 - the help text
+    return 0

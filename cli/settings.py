@@ -1,0 +1,186 @@
+"""Every setting of the server and the commands, with its default, in one object; and starting up
+from it: which roots to serve, the index those roots make, the log.
+
+`Settings()` holds every default (the flags in `cli.flags` take theirs from it). A setting owned
+by a lower layer takes that layer's named constant as its default, so each value is written once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+from corpus.errors import CorpusError, RootNotFound
+from corpus.read import DEFAULT_MAX_BYTES
+from corpus.roots import CONVENTIONAL_MARKERS, Root, RootKind, find_agents_roots, has_conventional_files, make_roots
+from corpus.rules import PinSet
+from live import cache
+from live.index import LiveIndex
+from live.watch import WatchOptions
+from retrieval.engine.ranking import DEFAULT as DEFAULT_RANKING
+from retrieval.engine.ranking import Ranking
+from retrieval.render.briefing import INSTRUCTIONS_BUDGET_CHARS, PINNED_BUDGET_BYTES, pinned, searchable
+from retrieval.search.policy import DEADLINE_S
+
+log = logging.getLogger("agents_context")
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """What to serve and how: the flags, as values."""
+
+    agents: tuple[Path, ...] = ()
+    """The `.AGENTS` folders (`--root`, else `$AGENTS_CONTEXT_ROOT`, `./.AGENTS`, `./.agents`)."""
+    docs: tuple[Path, ...] = ()
+    conventional: Path | None = None
+    """A project folder whose conventional agent files form one more root (`--conventional`)."""
+    pins: tuple[str, ...] | None = None
+    """`--pin`: replaces every root's default pins (None: the defaults)."""
+    max_file_bytes: int = DEFAULT_MAX_BYTES
+    score_floor: float = DEFAULT_RANKING.score_floor
+    feedback: bool = DEFAULT_RANKING.feedback
+    cache_dir: Path | None = None
+    """The persistent index's folder (None: `$AGENTS_CONTEXT_CACHE_DIR`, else the user cache)."""
+    no_cache: bool = False
+    pinned_budget: int = PINNED_BUDGET_BYTES
+    instructions_budget: int = INSTRUCTIONS_BUDGET_CHARS
+    debounce_ms: int = 200
+    poll_interval_s: float = 1.0
+    """How often the watcher reports in when nothing changes, and polls when it polls."""
+    poll: bool = False
+    deadline_ms: int = int(DEADLINE_S * 1000)
+    transport: str = "stdio"
+    host: str = "127.0.0.1"
+    port: int = 8000
+    log_level: str | None = None
+    """None: INFO when serving, WARNING for the other commands."""
+    log_file: str | None = None
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace, cwd: Path | None = None) -> Settings:
+        """The settings the flags name, with the roots found: every `--root` (else
+        `$AGENTS_CONTEXT_ROOT`, `./.AGENTS`, `./.agents`), plus the conventional files of the project
+        folder with `--conventional`, or when there is no `.AGENTS`. `RootNotFound` if there is
+        nothing to serve."""
+        cwd = cwd or Path.cwd()
+        agents = find_agents_roots(args.root or [], cwd=cwd)
+        conventional: Path | None = None
+        if args.conventional:
+            conventional = (
+                Path(args.conventional) if isinstance(args.conventional, str) else (agents[0].parent if agents else cwd)
+            )
+        elif not agents:
+            if not has_conventional_files(cwd):
+                markers = ", ".join(m for m in CONVENTIONAL_MARKERS[:-2]) + " or " + CONVENTIONAL_MARKERS[-2]
+                raise RootNotFound(
+                    f"no .AGENTS folder and no {markers} in {cwd}: create .AGENTS/, run from the project "
+                    "folder, or pass --root DIR"
+                )
+            conventional = cwd
+        # Each other flag's dest is the name of its setting; a command without the flag keeps the default.
+        flags = {f.name for f in fields(cls)} - {"agents", "docs", "conventional", "pins"}
+        return cls(
+            agents=tuple(agents),
+            docs=tuple(Path(d) for d in args.docs if d),
+            conventional=conventional,
+            pins=tuple(args.pin) if args.pin is not None else None,
+            **{name: value for name, value in vars(args).items() if name in flags},
+        )
+
+    @property
+    def deadline_s(self) -> float:
+        return self.deadline_ms / 1000
+
+    @property
+    def ranking(self) -> Ranking:
+        return DEFAULT_RANKING.but(score_floor=self.score_floor, feedback=self.feedback)
+
+    @property
+    def watching(self) -> WatchOptions:
+        return WatchOptions(self.debounce_ms, self.poll_interval_s, self.poll)
+
+    def roots(self) -> list[Root]:
+        """The roots, each resolved once and labelled (`RootNotFound` if one is gone)."""
+        return make_roots(self.agents, self.docs, self.conventional)
+
+
+DEFAULTS = Settings()
+
+
+def open_index(settings: Settings, background: bool = False) -> LiveIndex:
+    """The corpus the settings name, indexed (`--docs` roots in a background thread with
+    `background`); exit status 2, with the reason on stderr, if it cannot be."""
+    if not 0.0 <= settings.score_floor <= 1.0:
+        log.error("--score-floor must be between 0 and 1, not %s", settings.score_floor)
+        raise SystemExit(2)
+    try:
+        roots = settings.roots()
+    except CorpusError as exc:
+        log.error("%s", exc)
+        raise SystemExit(2) from None
+    index_cache = None
+    if not settings.no_cache:
+        directory = (settings.cache_dir or cache.default_dir()).expanduser().resolve()
+        inside = next((r for r in roots if directory.is_relative_to(r.path)), None)
+        if inside is not None:
+            log.error(
+                "the cache folder %s is inside the corpus root %s, and the server never writes to "
+                "the corpus: pass --cache-dir elsewhere, or --no-cache",
+                directory,
+                inside.path,
+            )
+            raise SystemExit(2)
+        index_cache = cache.IndexCache(directory, settings.ranking.fingerprint)
+    pins = PinSet(settings.pins) if settings.pins is not None else None
+    return LiveIndex(
+        roots,
+        pins,
+        settings.max_file_bytes,
+        ranking=settings.ranking,
+        progress=progress,
+        cache=index_cache,
+        background=background,
+    )
+
+
+def progress(message: str) -> None:
+    logging.getLogger("agents_context.progress").info("# %s", message)
+
+
+def configure_logging(level: str, log_file: str | None) -> None:
+    """Everything to stderr (stdout is the protocol), and to `log_file` too when given."""
+    handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
+    if log_file:
+        handlers.append(logging.FileHandler(log_file, encoding="utf-8"))
+    for handler in handlers:
+        handler.setFormatter(logging.Formatter("%(name)s: %(message)s"))
+    logging.basicConfig(level=level, handlers=handlers, force=True)
+    logging.getLogger("watchfiles").setLevel(logging.WARNING)
+
+
+def announce(live: LiveIndex) -> None:
+    """Seed 000's start-up summary: both halves of the context, on stderr."""
+    corpus = live.corpus
+    for f in pinned(corpus):
+        log.info("# pinned %s (%dB)", f.path, f.size)
+    files = searchable(corpus)
+    log.info("# searchable %d sections across %d files", live.library.sections.n_docs, len(files))
+    for root in live.roots:
+        if root.kind is RootKind.DOCS:
+            n_files = len(live.files_of(root))
+            building = live.building.get(root.label)
+            if building is None:
+                log.info("# docs %s (%s): %d files", root.label, root.path, n_files)
+            elif building.phase == "checking":
+                log.info(
+                    "# docs %s (%s): %d files from the cache, checked in the background", root.label, root.path, n_files
+                )
+            else:
+                log.info(
+                    "# docs %s (%s): indexing in the background; answers are partial until done", root.label, root.path
+                )
+    for s in corpus.skipped:
+        log.info("# skipped %s/%s: %s", s.root.label, s.rel, s.reason)

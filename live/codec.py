@@ -1,0 +1,285 @@
+"""What a cache entry holds and how: one root's files, units and packed postings as named
+integer arrays (`live.arrayfile`), and back. Nothing in an entry can run code; anything unexpected
+while restoring (damaged, truncated, another version, arrays that disagree) raises, and the entry
+is discarded.
+
+Strings are interned into one NUL-separated UTF-8 blob; a unit's text is an offset into its file's
+text.
+"""
+
+from __future__ import annotations
+
+import codecs
+import itertools
+import json
+import time
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from corpus.catalog import CorpusFile
+from corpus.frontmatter import EMPTY, FrontMatter
+from corpus.identity import display_path
+from corpus.roots import Root
+from retrieval.chunks.units import Unit
+from retrieval.engine.index import Packed
+
+FORMAT = 7
+"""Bump when the layout below, or what a unit or a posting means, changes."""
+
+
+@dataclass(slots=True)
+class Restored:
+    """One root as it was saved: its files and, per index, its packed units."""
+
+    files: list[CorpusFile]
+    sections: Packed[Unit]
+    windows: Packed[Unit]
+
+
+@dataclass(slots=True)
+class _Strings:
+    """Strings interned into one table, stored as one UTF-8 blob separated by NUL characters (no
+    corpus string holds one: a file with a NUL byte is binary, and is skipped), which loads with
+    one `decode` and one `split`, both in C."""
+
+    table: list[str] = field(default_factory=list)
+    index: dict[str, int] = field(default_factory=dict)
+
+    def add(self, value: str | None) -> int:
+        if value is None:
+            return -1
+        found = self.index.get(value)
+        if found is None:
+            found = self.index[value] = len(self.table)
+            self.table.append(value)
+        return found
+
+    def arrays(self) -> dict[str, npt.NDArray[Any]]:
+        blob = "\0".join(self.table)
+        if blob.count("\0") != max(len(self.table) - 1, 0):
+            raise ValueError("a string to cache holds a NUL character")
+        return {
+            "blob": np.frombuffer(blob.encode("utf-8", "surrogatepass"), dtype=np.uint8),
+            "count": np.array([len(self.table)], dtype=np.int64),
+        }
+
+
+def _table(arrays: Mapping[str, npt.NDArray[Any]]) -> list[str]:
+    blob = codecs.utf_8_decode(arrays["blob"].data, "surrogatepass", True)[0]  # from the buffer: no copy first
+    table = blob.split("\0") if blob or int(arrays["count"][0]) else []
+    if len(table) != int(arrays["count"][0]):
+        raise ValueError("string table does not match its blob")
+    return table
+
+
+def _meta(meta: FrontMatter) -> str | None:
+    if meta == FrontMatter():
+        return None
+    return json.dumps([meta.title, meta.description, list(meta.tags), list(meta.globs), meta.always_apply])
+
+
+def arrays(
+    root: Root, key: str, files: Sequence[CorpusFile], sections: Packed[Unit], windows: Packed[Unit]
+) -> dict[str, npt.NDArray[Any]]:
+    strings = _Strings()
+    header = {"format": FORMAT, "key": key, "root": str(root.path), "saved_at": time.time(), "files": len(files)}
+    number = {f.path: i for i, f in enumerate(files)}
+    arrays: dict[str, npt.NDArray[Any]] = {
+        "header": np.frombuffer(json.dumps(header).encode(), dtype=np.uint8),
+        "f_rel": np.array([strings.add(f.rel) for f in files], dtype=np.int64),
+        "f_uri": np.array([strings.add(f.uri) for f in files], dtype=np.int64),
+        "f_stat": np.array([(f.size, f.mtime_ns, f.ctime_ns) for f in files], dtype=np.int64).reshape(-1, 3),
+        "f_digest": np.array([strings.add(f.digest) for f in files], dtype=np.int64),
+        "f_text": np.array([strings.add(f.text) for f in files], dtype=np.int64),
+        "f_pinned": np.array([f.pinned for f in files], dtype=np.bool_),
+        "f_meta": np.array([strings.add(_meta(f.meta)) for f in files], dtype=np.int64),
+    }
+    texts = {f.path: f.text for f in files}
+    for prefix, packed in (("s", sections), ("w", windows)):
+        units = packed.payloads
+        trails = [strings.add(t) for u in units for t in u.trail]
+        at = _offsets(units, texts)
+        arrays |= {
+            f"{prefix}_groups": np.array([number[str(g)] for g, _ in packed.groups], dtype=np.int64),
+            f"{prefix}_counts": np.array([n for _, n in packed.groups], dtype=np.int64),
+            f"{prefix}_lines": np.array([(u.start_line, u.end_line) for u in units], dtype=np.int64).reshape(-1, 2),
+            f"{prefix}_heading": np.array([strings.add(u.heading) for u in units], dtype=np.int64),
+            f"{prefix}_chunk": np.array([-1 if u.chunk_id is None else u.chunk_id for u in units], dtype=np.int64),
+            f"{prefix}_anchor": np.array([strings.add(u.anchor) for u in units], dtype=np.int64),
+            # A unit's text is its lines of the file's text: stored as a character offset into it
+            # (and a length), which keeps the entry about a third of the size of storing it again.
+            f"{prefix}_at": np.array(at, dtype=np.int64),
+            f"{prefix}_len": np.array([len(u.text) for u in units], dtype=np.int64),
+            f"{prefix}_text": np.array(
+                [-1 if a >= 0 else strings.add(u.text) for u, a in zip(units, at, strict=True)], dtype=np.int64
+            ),
+            f"{prefix}_trail_len": np.array([len(u.trail) for u in units], dtype=np.int64),
+            f"{prefix}_trail": np.array(trails, dtype=np.int64),
+            f"{prefix}_words": np.array([strings.add(w) for w in packed.words], dtype=np.int64),
+            f"{prefix}_indptr": packed.indptr,
+            f"{prefix}_docs": packed.docs,
+            f"{prefix}_tfs": packed.tfs,
+            f"{prefix}_fwd": packed.fwd,
+            f"{prefix}_fcounts": packed.counts,
+            f"{prefix}_lengths": packed.lengths,
+            f"{prefix}_body": packed.text,
+        }
+    return arrays | {f"str_{name}": array for name, array in strings.arrays().items()}
+
+
+def _offsets(units: Sequence[Unit], texts: Mapping[str, str]) -> list[int]:
+    """Each unit's character offset in its file's text, or -1 where its text is not found there
+    verbatim at its first line (then the text itself is stored)."""
+    starts: dict[str, list[int]] = {}
+    found = []
+    for u in units:
+        text = texts.get(u.path)
+        if text is None:
+            found.append(-1)
+            continue
+        lines = starts.get(u.path)
+        if lines is None:
+            lines = starts[u.path] = [0, *itertools.accumulate(len(line) + 1 for line in text.split("\n"))]
+        at = lines[u.start_line - 1] if 0 < u.start_line <= len(lines) else -1
+        found.append(at if at >= 0 and text.startswith(u.text, at) else -1)
+    return found
+
+
+def restore(root: Root, key: str, a: Mapping[str, npt.NDArray[Any]]) -> Restored:
+    header = json.loads(a["header"].tobytes())
+    if header.get("format") != FORMAT or header.get("key") != key or header.get("root") != str(root.path):
+        raise ValueError("written for another format or root")
+    s = _table({"blob": a["str_blob"], "count": a["str_count"]})
+    for name in (
+        "f_rel",
+        "f_uri",
+        "f_digest",
+        "f_text",
+        "s_trail",
+        "w_trail",
+        "s_words",
+        "w_words",
+    ):
+        if len(a[name]) and a[name].min() < 0:
+            raise ValueError(f"{name} names no string")
+    files = []
+    for rel, uri, (size, mtime, ctime), digest, text, pinned, meta in zip(
+        a["f_rel"].tolist(),
+        a["f_uri"].tolist(),
+        a["f_stat"].tolist(),
+        a["f_digest"].tolist(),
+        a["f_text"].tolist(),
+        a["f_pinned"].tolist(),
+        a["f_meta"].tolist(),
+        strict=True,
+    ):
+        files.append(
+            CorpusFile(
+                root=root,
+                rel=s[rel],
+                path=display_path(root, s[rel]),
+                uri=s[uri],
+                pinned=pinned,
+                text=s[text],
+                size=size,
+                mtime_ns=mtime,
+                ctime_ns=ctime,
+                digest=s[digest],
+                meta=_front_matter(s[meta]) if meta >= 0 else EMPTY,
+            )
+        )
+    sizes = np.array([len(f.text) for f in files], dtype=np.int64)  # to check every unit's bounds at once
+    return Restored(files, _packed(a, "s", s, files, sizes), _packed(a, "w", s, files, sizes))
+
+
+def _front_matter(raw: str) -> FrontMatter:
+    title, description, tags, globs, always = json.loads(raw)
+    return FrontMatter(title, description, tuple(tags), tuple(globs), bool(always))
+
+
+def _packed(
+    a: Mapping[str, npt.NDArray[Any]], prefix: str, s: list[str], files: list[CorpusFile], sizes: npt.NDArray[np.int64]
+) -> Packed[Unit]:
+    def get(name: str) -> npt.NDArray[Any]:
+        return a[f"{prefix}_{name}"]
+
+    groups_of, counts = get("groups"), get("counts")
+    if len(groups_of) and (groups_of.min() < 0 or groups_of.max() >= len(files)):
+        raise ValueError("a unit names no file")
+    groups: list[tuple[Hashable, int]] = [
+        (files[g].path, n) for g, n in zip(groups_of.tolist(), counts.tolist(), strict=True)
+    ]
+    owner = np.repeat(groups_of, counts)
+    at, length = get("at"), get("len")
+    if len(owner) != len(at) or np.any((at >= 0) & (at + length > sizes[owner])):
+        raise ValueError("a unit lies outside its file's text")
+    owners = [files[g] for g in owner.tolist()]
+    trails = [s[t] for t in get("trail").tolist()]
+    ends = np.cumsum(get("trail_len")).tolist()
+    # One comprehension, no per-unit statements: a warm restart of a large root makes tens of
+    # thousands of units before its first answer.
+    units = [
+        Unit(
+            f.path,
+            f.uri,
+            f.text[a : a + n] if a >= 0 else s[text],
+            first,
+            last,
+            s[heading] if heading >= 0 else None,
+            tuple(trails[start:end]),
+            chunk if chunk >= 0 else None,
+            s[anchor] if anchor >= 0 else None,
+            f.meta.tags,
+        )
+        for f, (first, last), heading, chunk, anchor, a, n, text, start, end in zip(
+            owners,
+            get("lines").tolist(),
+            get("heading").tolist(),
+            get("chunk").tolist(),
+            get("anchor").tolist(),
+            at.tolist(),
+            length.tolist(),
+            get("text").tolist(),
+            [0, *ends][:-1],
+            ends,
+            strict=True,
+        )
+    ]
+    packed = Packed(
+        groups=groups,
+        payloads=units,
+        orders=[(u.path, u.start_line) for u in units],
+        words=[s[w] for w in get("words").tolist()],
+        indptr=get("indptr"),
+        docs=get("docs"),
+        tfs=get("tfs"),
+        fwd=get("fwd"),
+        counts=get("fcounts"),
+        lengths=get("lengths"),
+        text=get("body"),
+    )
+    _check(packed)
+    return packed
+
+
+def _check(p: Packed[Unit]) -> None:
+    """Shapes and bounds, so a damaged entry fails here and not inside a search."""
+    n_docs, n_words = len(p.payloads), len(p.words)
+    if sum(n for _, n in p.groups) != n_docs or len(p.lengths) != n_docs or len(p.counts) != n_docs:
+        raise ValueError("document counts disagree")
+    if len(p.indptr) != n_words + 1 or int(p.indptr[-1]) != len(p.docs) or len(p.tfs) != len(p.docs):
+        raise ValueError("postings disagree with the vocabulary")
+    if np.any(np.diff(p.indptr) < 0) or int(p.counts.sum()) != len(p.fwd):
+        raise ValueError("postings are out of order")
+    if len(p.docs) and (p.docs.min() < 0 or p.docs.max() >= n_docs):
+        raise ValueError("a posting names no document")
+    if len(p.fwd) and (p.fwd.min() < 0 or p.fwd.max() >= n_words):
+        raise ValueError("a document names no term")
+    if p.lengths.ndim != 2 or int(p.lengths[:, 0].sum()) != len(p.text):
+        raise ValueError("the stored text disagrees with the lengths")
+    if len(p.text) and (p.text.min() < 0 or p.text.max() >= n_words):
+        raise ValueError("the stored text names no term")

@@ -1,0 +1,424 @@
+"""The live index: the store (`live.store`) kept equal to what is on disk, one file at a time.
+
+- `sweep(root)` stats every file of a root and re-reads only those whose size or mtime moved
+  (read-your-writes for `.AGENTS`, before every tool call; a full rescan after a watcher restart).
+- `refresh(root, paths)` updates just the paths a watcher batch names (large `--docs` roots).
+- `verify(units)` re-checks the files behind a set of hits, so a deleted or edited file is never
+  served from the index.
+- `patrol(root)` advances a stat sweep of a `--docs` root by a bounded step; `patrol_soon(roots)`
+  asks for one step in the background, so new files are still found where the watcher does not
+  cover a root, and no call waits for it. `catch_up` decides which of the two a call needs.
+
+Finding what changed is `live.changes`, reading it `live.settle`, writing the cache
+`live.persist`. Files are read and tokenized outside the index lock; each batch is then applied
+as one coalesced update, one generation, under the lock, so every answer comes from one complete
+generation. Updates to one root are serialised, so a slow read can never overwrite a newer one.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+from corpus.catalog import Change, CorpusFile
+from corpus.identity import split_display
+from corpus.ignore import IgnoreRules
+from corpus.read import DEFAULT_MAX_BYTES, FileText, stamp
+from corpus.roots import Root, RootKind, root_present
+from corpus.rules import PinSet
+from corpus.scan import FileRef
+from live.cache import IndexCache
+from live.changes import Batch, Pass, fs_path, refreshed, relative, swept
+from live.persist import SAVE_ON_EXIT_FILES, IdleSaves, freeze_chunk, without_collections
+from live.settle import SETTLE_S, Settler
+from live.store import Progress, Store
+from retrieval.chunks.units import Unit
+from retrieval.engine.ranking import DEFAULT, Ranking
+
+log = logging.getLogger("agents_context.index")
+
+CHUNK = 2000
+"""A large sweep reads and applies this many files at a time, so answers (marked partial) come
+from what is ready while the rest is read, and progress can be told."""
+PATROL_S = 0.01
+"""The work one patrol step of a docs root does (see `patrol`): folders are walked until this
+much time has passed (at least one folder per step)."""
+PATROL_IDLE_S = 10.0
+"""A patrol pass left alone this long (the watcher was reporting meanwhile) starts afresh."""
+
+
+class LiveIndex(Store):
+    """A `Store` kept equal to the disk."""
+
+    def __init__(
+        self,
+        roots: Sequence[Root],
+        pins: PinSet | None = None,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        settle_s: float = SETTLE_S,
+        ranking: Ranking = DEFAULT,
+        progress: Callable[[str], None] | None = None,
+        cache: IndexCache | None = None,
+        background: bool = False,
+    ) -> None:
+        """Index every root: from its cache entry when there is one, then by a stat sweep that
+        re-reads only what changed. With `background`, `--docs` roots are indexed in a thread
+        (answers meanwhile come from what is ready; see `indexing`); `.AGENTS` roots always
+        before returning, since the instructions are built from them."""
+        super().__init__(roots, pins, max_bytes, ranking)
+        self.progress = progress
+        """Told how a large read goes (every `CHUNK` files), for people watching stderr."""
+        self.cache = cache
+        self._stopping = threading.Event()
+        self._settler = Settler(self.roots, max_bytes, settle_s, self._stopping)
+        self._saves = IdleSaves(self.save, self._stopping) if cache is not None else None
+        if self._saves is not None:
+            self.on_change = self._saves.changed
+        self._patrol_guard = threading.Lock()
+        self._patrol_wanted: set[str] = set()
+        self._patroller: threading.Thread | None = None
+        # Largest first (docs roots): restored into an empty index, their postings need no re-sorting.
+        by_size = sorted(self.roots, key=lambda r: r.kind is not RootKind.DOCS)
+        restored = without_collections(lambda: {r.label: self._restore(r) for r in by_size}) if cache else {}
+        later = [r for r in self.roots if background and r.kind is RootKind.DOCS]
+        for root in later:
+            self.building[root.label] = Progress(phase="checking" if restored.get(root.label) else "indexing")
+        for root in self.roots:
+            if root not in later:
+                self._first_sweep(root)
+        self.last_change = None  # the start-up build is not an update anyone needs told about
+        self.indexer: threading.Thread | None = None
+        if later:
+            self.indexer = threading.Thread(target=self._index_later, args=(later,), name="indexer", daemon=True)
+            self.indexer.start()
+
+    @property
+    def agents_roots(self) -> list[Root]:
+        return self.corpus.agents_roots
+
+    def files_of(self, root: Root) -> dict[str, CorpusFile]:
+        """The root's indexed files by relative path."""
+        return self.state[root.label].files
+
+    # --- start-up and the cache ---------------------------------------------------------------
+
+    def _cache_key(self, root: Root) -> str:
+        assert self.cache is not None
+        pins = [] if root.kind is RootKind.DOCS else list(self.corpus.pins_of(root))
+        return self.cache.key(root, pins, self.corpus.max_bytes)
+
+    def _restore(self, root: Root) -> bool:
+        """Load the root's cache entry into the index (it is checked against the files next)."""
+        assert self.cache is not None
+        started = time.perf_counter()
+        restored = self.cache.load(root, self._cache_key(root))
+        if restored is None:
+            return False
+        with self.writing():
+            self.corpus.files.update(zip([f.path for f in restored.files], restored.files, strict=True))
+            self.state[root.label].files.update(zip([f.rel for f in restored.files], restored.files, strict=True))
+            self.library.sections.unpack(restored.sections)
+            self.library.windows.unpack(restored.windows)
+        self.state[root.label].dirty = False
+        log.info(
+            "%s: %d files from the cache in %.0f ms; checking them against the disk",
+            root.label,
+            len(restored.files),
+            (time.perf_counter() - started) * 1000,
+        )
+        return True
+
+    def _first_sweep(self, root: Root) -> None:
+        started = time.time()
+        change = self.sweep(root)
+        if self._stopping.is_set():
+            return  # cut short by shutdown: a half-read root is neither fresh nor worth caching
+        self.building.pop(root.label, None)
+        if self.last_error is None:
+            self.mark_fresh(root, started)
+        if change.count and self.progress is not None:
+            self.progress(f"{root.label}: {len(self.state[root.label].files)} files indexed")
+        self.save(root)
+
+    def _index_later(self, roots: Sequence[Root]) -> None:
+        for root in roots:
+            if self._stopping.is_set():
+                return
+            self._first_sweep(root)
+
+    def save(self, root: Root) -> None:
+        """Write the root's cache entry if it changed since the last one (never while its first
+        indexing runs: a half-read root is not worth keeping)."""
+        state = self.state[root.label]
+        if self.cache is None or not state.dirty or root.label in self.building:
+            return
+        if not state.present or self.last_error is not None:
+            return
+        started = time.perf_counter()
+        with self.writing():
+            state.dirty = False  # a change from now on makes it dirty again
+            files = sorted(state.files.values(), key=lambda f: f.rel)
+            paths = [f.path for f in files]
+            sections, windows = self.library.sections.pack(paths), self.library.windows.pack(paths)
+        try:
+            self.cache.save(root, self._cache_key(root), files, sections, windows)
+        except (OSError, ValueError) as exc:  # a full disk, a read-only cache...: serve on, uncached
+            state.dirty = True
+            log.warning("could not write the cache for %s: %s", root.label, exc)
+            return
+        log.info("%s: cache written in %.0f ms", root.label, (time.perf_counter() - started) * 1000)
+
+    def close(self) -> None:
+        """Stop background indexing, patrol steps and the save timers, and write the cache
+        entries of the small roots that changed since their last write (a large docs root's
+        entry takes a second or more to write: exit stays prompt, and the next start re-reads
+        only what changed since)."""
+        self._stopping.set()
+        if self._saves is not None:
+            self._saves.cancel()
+        if self.indexer is not None:
+            self.indexer.join(timeout=5.0)
+        with self._patrol_guard:
+            patroller = self._patroller
+        if patroller is not None:
+            patroller.join(timeout=5.0)
+        for root in self.roots:
+            if len(self.state[root.label].files) <= SAVE_ON_EXIT_FILES:
+                self.save(root)
+
+    # --- keeping up with the disk -------------------------------------------------------------
+
+    def catch_up(self, covered: Callable[[Root], bool]) -> None:
+        """Read-your-writes before answering: the `.AGENTS` roots are brought up to date by stat.
+        Docs roots rely on the watcher where it `covered` them; elsewhere each call asks for one
+        bounded step of their patrol (a stat sweep spread over calls), made in the background."""
+        for root in self.agents_roots:
+            self.sweep(root)
+        docs = [r for r in self.roots if r.kind is RootKind.DOCS]
+        if docs:
+            self.patrol_soon(r for r in docs if not covered(r))
+
+    @contextmanager
+    def _updating(self, root: Root) -> Iterator[None]:
+        """The root's update lock, for a sweep or refresh. Patrol steps stand aside while one of
+        these waits (a step takes the lock only when nobody is waiting for it), so a watcher's
+        rescan is never starved by steps asked for by back-to-back calls."""
+        state = self.state[root.label]
+        with self._patrol_guard:
+            state.waiting += 1
+        with state.lock:
+            with self._patrol_guard:
+                state.waiting -= 1
+            yield
+
+    def sweep(self, root: Root) -> Change:
+        """Bring `root` up to date by stat: only files whose size or mtime moved are re-read."""
+        with self._updating(root):
+            started = time.time()
+            try:
+                change = self._sweep(root)
+            except Exception as exc:  # keep serving the last good index, whatever went wrong
+                return self.failed(root, exc)
+            self.mark_fresh(root, started)
+            return change
+
+    def refresh(self, root: Root, paths: Iterable[str | Path]) -> Change:
+        """Update just these absolute paths of `root` (files or folders, present or gone)."""
+        with self._updating(root):
+            try:
+                return self._refresh(root, paths)
+            except Exception as exc:
+                return self.failed(root, exc)
+
+    def rebuild(self) -> Change:
+        """Sweep every root; the changes of all of them together."""
+        return merged([self.sweep(root) for root in self.roots])
+
+    def retry_pending(self) -> None:
+        """Re-read files that were still being written at the last attempt."""
+        for root in self.roots:
+            pending = self._settler.pending[root.label]
+            if pending:
+                self.refresh(root, [fs_path(root, rel) for rel in pending])
+
+    def patrol_soon(self, roots: Iterable[Root]) -> None:
+        """Ask for one patrol step of each of `roots` in a background thread, and return at once.
+        Asks made while a step runs add up to one more step per root, not one per ask."""
+        with self._patrol_guard:
+            self._patrol_wanted.update(r.label for r in roots)
+            if (
+                self._patrol_wanted
+                and not self._stopping.is_set()
+                and (self._patroller is None or not self._patroller.is_alive())
+            ):
+                self._patroller = threading.Thread(target=self._patrol_asked, name="patrol", daemon=True)
+                self._patroller.start()
+
+    def _patrol_asked(self) -> None:
+        while not self._stopping.is_set():
+            with self._patrol_guard:
+                labels, self._patrol_wanted = self._patrol_wanted, set()
+                if not labels:
+                    self._patroller = None
+                    return
+            for root in self.roots:
+                if root.label in labels:
+                    self.patrol(root)
+
+    def patrol(self, root: Root, budget_s: float = PATROL_S) -> Change:
+        """Advance a stat sweep of a docs root by a bounded step (folders for about `budget_s`,
+        at least one, and at most `PATROL_READS` files read), for a root the watcher does not
+        cover now (not running, not reporting in, or its watch on the folder lost): one step per
+        tool call finds new, changed and deleted files within a bounded number of calls. When a
+        pass has covered every folder, the root is fresh as of the pass's start and the next step
+        begins another. Never waits: a root being read or updated by someone else is left alone
+        (that is progress too)."""
+        state = self.state[root.label]
+        if root.label in self.building or state.waiting or not state.lock.acquire(blocking=False):
+            return Change()
+        try:
+            return self._patrol(root, budget_s)
+        except Exception as exc:
+            state.patrol = None
+            return self.failed(root, exc)
+        finally:
+            state.lock.release()
+
+    def verify(self, units: Iterable[Unit], generation: int | None = None) -> bool:
+        """Re-check the files behind `units`; update any that changed. True if anything did, or
+        if any of them changed after `generation` (the one the units were found in: another
+        update may have come in between)."""
+        stale: dict[str, list[Path]] = {}
+        paths = {u.path for u in units}
+        with self.writing():
+            for path in paths:
+                f = self.corpus.files.get(path)
+                if f is None or _moved(f):
+                    root = f.root if f else self.root_of(path)
+                    if root is not None:
+                        stale.setdefault(root.label, []).append(fs_path(root, split_display(path)[1]))
+        changed = False
+        for root in self.roots:
+            if root.label in stale and root.label not in self.building:  # partial answers: never wait
+                changed |= self.refresh(root, stale[root.label]).count > 0
+                # A file caught mid-save is left as indexed until it settles: its hit is stale
+                # all the same, so the caller searches again rather than serve it.
+                pending = self._settler.pending[root.label]
+                changed |= any(relative(root, path) in pending for path in stale[root.label])
+        # Checked last: another thread (the watcher, a patrol step) may have applied the change
+        # while this one waited for the root, and then this refresh found nothing left to do.
+        return changed or (generation is not None and self.changed_after(paths, generation))
+
+    # --- one update: find, read, apply --------------------------------------------------------
+
+    def _sweep(self, root: Root) -> Change:
+        state = self.state[root.label]
+        if not root_present(root):
+            if state.present:
+                log.warning("root %s is gone (%s); serving nothing from it until it returns", root.label, root.path)
+            state.present = False
+            return self.apply(root, Batch(removed=set(state.files), unskipped=set(state.skipped)))
+        if not state.present:
+            log.info("root %s is back", root.label)
+        state.present = True
+        state.rules = IgnoreRules(root.path)
+        stale, batch = swept(root, state.files, state.skipped, state.rules)
+        if not stale and not batch.removed and batch.skipped == state.skipped and self.last_error is None:
+            return Change()  # nothing moved (the case before almost every answer): no update to apply
+        return self._read_apply(root, stale, batch)
+
+    def _refresh(self, root: Root, paths: Iterable[str | Path]) -> Change:
+        if not root_present(root):
+            return self._sweep(root)
+        state = self.state[root.label]
+        if state.rules is None:
+            state.rules = IgnoreRules(root.path)
+        found = refreshed(root, paths, state.files, state.skipped, state.rules)
+        if found is None:
+            return self._sweep(root)
+        candidates, batch = found
+        self._settler.read(root, candidates, state.files, batch, self._take)
+        return self.apply(root, batch)
+
+    def _patrol(self, root: Root, budget_s: float) -> Change:
+        state = self.state[root.label]
+        run = state.patrol
+        if run is None or time.time() - run.stepped > PATROL_IDLE_S:
+            if not root_present(root):  # cheap: serve nothing from it until it returns
+                started = time.time()
+                change = self._sweep(root)
+                self.mark_fresh(root, started)
+                return change
+            run = state.patrol = Pass.begin(root, state.files)
+        reading, batch = run.step(root, state.files, state.skipped, budget_s)
+        self._settler.read(root, reading, state.files, batch, self._take)
+        if run.done:
+            state.rules = run.rules
+            state.patrol = None
+        change = self.apply(root, batch) if batch else Change()
+        if run.done:
+            self.mark_fresh(root, run.started)
+        return change
+
+    def _read_apply(self, root: Root, refs: list[FileRef], batch: Batch) -> Change:
+        """Read and apply `refs` `CHUNK` files at a time (the first batch also carries the
+        removals and skips), so a large root is searchable while it is read."""
+        known = self.state[root.label].files
+        progress = self.building.get(root.label)
+        if progress is not None:
+            progress.total = len(refs)
+        changes = []
+        for start in range(0, max(len(refs), 1), CHUNK):
+            if start and self._stopping.is_set():
+                break
+            part = refs[start : start + CHUNK]
+            self._settler.read(root, part, known, batch, self._take)
+            changes.append(self.apply(root, batch))
+            batch = Batch()
+            if len(refs) > CHUNK:
+                freeze_chunk()
+            if progress is not None:
+                progress.done = start + len(part)
+            if self.progress is not None and len(refs) > CHUNK:
+                self.progress(f"indexing {root.label}: {start + len(part)}/{len(refs)} files read")
+        if len(changes) > 1:  # read in chunks: one segment per chunk, which every query would pay for
+            started = time.perf_counter()
+            with self.writing():
+                self.library.merge_all()
+            log.info("%s: index segments merged in %.0f ms", root.label, (time.perf_counter() - started) * 1000)
+        return merged(changes)
+
+    def _take(self, ref: FileRef, text: FileText, known: dict[str, CorpusFile], batch: Batch) -> None:
+        """A file read whole: into the batch, with its units when its content changed."""
+        f = self.corpus.corpus_file(ref, text)
+        batch.files[ref.rel] = f
+        old = known.get(ref.rel)
+        if old is None or old.digest != f.digest:
+            batch.prepared[f.path] = self.library.prepare(
+                f.path, f.uri, f.text, f.searchable, f.meta.title, f.meta.tags
+            )
+
+
+def merged(changes: Sequence[Change]) -> Change:
+    """Several updates' changes as one."""
+    if len(changes) == 1:
+        return changes[0]
+    return Change(
+        added=frozenset().union(*(c.added for c in changes)),
+        changed=frozenset().union(*(c.changed for c in changes)),
+        removed=frozenset().union(*(c.removed for c in changes)),
+        at=time.time(),
+    )
+
+
+def _moved(f: CorpusFile) -> bool:
+    try:  # a string path: every hit of every search is re-checked, and making a Path costs more than the stat
+        st = os.stat(os.path.join(f.root.path, *f.rel.split("/")))  # noqa: PTH116, PTH118
+    except OSError:
+        return True
+    return stamp(st) != f.stamp

@@ -1,0 +1,139 @@
+"""`context_status`, `agents-context://status` and `agents-context status`: seed 002's
+check-then-search payload.
+
+Whether search is enabled and healthy, what each root holds, what was skipped and why, how the
+watcher is doing, and how fresh the index is.
+"""
+
+from __future__ import annotations
+
+import time
+
+from pydantic import BaseModel, Field
+
+from live.index import LiveIndex
+from live.watch import Watcher
+from retrieval.render.grammar import with_status
+from retrieval.render.schema import LastUpdate, utc
+
+
+class Skip(BaseModel):
+    path: str
+    reason: str
+
+
+class RootStatus(BaseModel):
+    label: str
+    kind: str = Field(description="agents (.AGENTS: pinned + sections + windows) or docs (windows only).")
+    path: str
+    present: bool
+    files: int
+    pinned: int
+    sections: int
+    windows: int
+    fresh_as_of: str
+    indexing: str | None = Field(
+        default=None, description="While the root's first indexing runs: files read/to read, or 'checking'."
+    )
+    skipped: list[Skip]
+
+
+class WatcherStatus(BaseModel):
+    mode: str
+    healthy: bool
+    restarts: int
+    last_error: str | None
+
+
+class StatusReport(BaseModel):
+    enabled: bool = Field(description="BM25 search is available (always, in this server).")
+    healthy: bool = Field(description="Every root present, the watcher running, no update failing.")
+    generation: int
+    age_s: float = Field(description="Seconds since the index last changed (or since start-up).")
+    fresh_as_of: str
+    roots: list[RootStatus]
+    watcher: WatcherStatus
+    last_error: str | None
+    last_update: LastUpdate | None
+
+
+ONE_SHOT = WatcherStatus(mode="none (one-shot command)", healthy=True, restarts=0, last_error=None)
+"""What a command that indexes once and exits (`agents-context status`) says of its watcher."""
+
+
+def report(live: LiveIndex, watcher: Watcher | None, started: float) -> StatusReport:
+    """The report now; `watcher` is None for a one-shot command, which runs none."""
+    with live.view() as view:
+        roots = []
+        for root in live.roots:
+            files = [f for f in view.corpus.files.values() if f.root is root]
+            roots.append(
+                RootStatus(
+                    label=root.label,
+                    kind=root.kind.value,
+                    path=str(root.path),
+                    present=live.state[root.label].present,
+                    files=len(files),
+                    pinned=sum(f.pinned for f in files),
+                    sections=sum(view.library.sections.group_size(f.path) for f in files),
+                    windows=sum(view.library.windows.group_size(f.path) for f in files),
+                    fresh_as_of=utc(live.state[root.label].fresh_as_of),
+                    indexing=str(p) if (p := live.building.get(root.label)) else None,
+                    skipped=[
+                        Skip(path=f"{s.root.label}/{s.rel}", reason=s.reason)
+                        for s in view.corpus.skipped
+                        if s.root is root
+                    ],
+                )
+            )
+        change = view.last_change
+        generation = view.generation
+    watching = (
+        ONE_SHOT
+        if watcher is None
+        else WatcherStatus(
+            mode=watcher.mode, healthy=watcher.healthy, restarts=watcher.restarts, last_error=watcher.last_error
+        )
+    )
+    healthy = all(r.present for r in roots) and watching.healthy and live.last_error is None
+    return StatusReport(
+        enabled=True,
+        healthy=healthy,
+        generation=generation,
+        age_s=round(time.time() - (change.at if change else started), 3),
+        fresh_as_of=utc(live.fresh_since(live.roots)),
+        roots=roots,
+        watcher=watching,
+        last_error=live.last_error,
+        last_update=LastUpdate.of(change) if change else None,
+    )
+
+
+def render(status: StatusReport) -> str:
+    lines = [
+        f"agents-context is {'healthy' if status.healthy else 'NOT healthy'}; BM25 search enabled.",
+        f"Index generation {status.generation}, last changed {status.age_s:.1f} s ago; "
+        f"fresh as of {status.fresh_as_of}.",
+        f"Watcher: {status.watcher.mode}, {'healthy' if status.watcher.healthy else 'not healthy'}, "
+        f"{status.watcher.restarts} restarts"
+        + (f", last error: {status.watcher.last_error}" if status.watcher.last_error else "")
+        + ".",
+    ]
+    for r in status.roots:
+        state = "" if r.present else " MISSING"
+        if r.indexing:
+            state += f" INDEXING {r.indexing}"
+        lines.append(
+            f"- {r.label} ({r.kind}, {r.path}){state}: {r.files} files ({r.pinned} pinned), "
+            f"{r.sections} sections, {r.windows} windows; fresh as of {r.fresh_as_of}"
+        )
+        lines.extend(f"  skipped {s.path}: {s.reason}" for s in r.skipped)
+    if status.last_update:
+        u = status.last_update
+        lines.append(
+            f"Last update at {u.at}: {len(u.added)} added, {len(u.changed)} changed, {len(u.removed)} removed."
+        )
+    if status.last_error:
+        lines.append(f"Last error: {status.last_error}")
+    fields = {"healthy": int(status.healthy), "gen": status.generation, "fresh_as_of": status.fresh_as_of}
+    return with_status("\n".join(lines), fields)

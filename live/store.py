@@ -1,0 +1,178 @@
+"""One generation of the corpus and its library, behind one lock: what every answer reads
+(`view`) and the one place it changes (`apply`, a batch of one root as one generation).
+
+Readers take the view lock for the length of a search; an update waiting for it holds a
+turnstile, so back-to-back searches cannot starve the watcher's updates. Listeners are told of
+every update that changed something, after the lock is released.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from corpus.catalog import Change, Corpus, CorpusFile
+from corpus.identity import split_display
+from corpus.ignore import IgnoreRules
+from corpus.roots import Root
+from corpus.rules import PinSet
+from corpus.scan import SkippedFile
+from live.changes import Batch, Pass
+from retrieval.engine.library import Library
+from retrieval.engine.ranking import Ranking
+from retrieval.search.policy import Policy
+
+log = logging.getLogger("agents_context.index")
+
+
+@dataclass(frozen=True, slots=True)
+class View:
+    """A consistent look at one generation (valid while the `view()` block holds the lock)."""
+
+    corpus: Corpus
+    library: Library
+    policy: Policy
+    generation: int
+    last_change: Change | None
+
+
+Listener = Callable[[Root, Change], None]
+
+
+@dataclass(slots=True)
+class Progress:
+    """A root's first indexing (or the check of its cached index), while it runs."""
+
+    done: int = 0
+    total: int = 0
+    phase: str = "indexing"
+    """`indexing` (reading the files) or `checking` (a cached index, against the files' stat)."""
+
+    def __str__(self) -> str:
+        return f"{self.done}/{self.total}" if self.total else self.phase
+
+
+@dataclass(slots=True)
+class RootState:
+    """What the live index knows of one root."""
+
+    files: dict[str, CorpusFile] = field(default_factory=dict)
+    """By relative path; changed only in `apply`, read under the root's lock."""
+    skipped: dict[str, SkippedFile] = field(default_factory=dict)
+    present: bool = True
+    fresh_as_of: float = 0.0
+    dirty: bool = True
+    """Changed since the root's cache entry was written (or there is none)."""
+    rules: IgnoreRules | None = None
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    """Held by a sweep, refresh or patrol step of the root: updates to one root are serialised."""
+    waiting: int = 0
+    """Sweeps and refreshes waiting for `lock` (patrol steps give way to them)."""
+    patrol: Pass | None = None
+
+
+class Store:
+    def __init__(self, roots: Sequence[Root], pins: PinSet | None, max_bytes: int, ranking: Ranking) -> None:
+        self.roots = list(roots)
+        self.corpus = Corpus(self.roots, PinSet() if pins is None else pins, max_bytes, explicit_pins=pins is not None)
+        self.library = Library(ranking)
+        self.policy = Policy(self.library)
+        self.state = {r.label: RootState() for r in self.roots}
+        self.generation = 0
+        self.last_change: Change | None = None
+        self.last_error: str | None = None
+        self.listeners: list[Listener] = []
+        self.building: dict[str, Progress] = {}
+        """Roots whose first indexing is still running (background), with how far it got."""
+        self.on_change: Callable[[Root], None] | None = None
+        """Told of each root an update changed (after the start-up build): the idle cache saves."""
+        self._lock = threading.Lock()
+        self._turnstile = threading.Lock()
+        self._changed_in: dict[str, int] = {}
+        """The generation in which each display path last changed (added, changed or removed)."""
+
+    @contextmanager
+    def view(self) -> Iterator[View]:
+        with self._turnstile:  # queue behind an update that is waiting (see `writing`)
+            pass
+        with self._lock:
+            yield View(self.corpus, self.library, self.policy, self.generation, self.last_change)
+
+    @contextmanager
+    def writing(self) -> Iterator[None]:
+        """The lock, for an update (or a short read of the live state). An update waiting for it
+        holds the turnstile, so new `view()`s wait behind it: back-to-back searches (an agent
+        polling, a slow miss) cannot starve the watcher's updates."""
+        with self._turnstile, self._lock:
+            yield
+
+    def indexing(self, roots: Iterable[Root]) -> list[str]:
+        """`label:done/total` for each of these roots whose first indexing is still running."""
+        return [f"{r.label}:{p}" for r in roots if (p := self.building.get(r.label)) is not None]
+
+    def fresh_since(self, roots: Iterable[Root]) -> float:
+        """The moment up to which every change in `roots` is reflected (the oldest root's)."""
+        return min((self.state[r.label].fresh_as_of for r in roots), default=time.time())
+
+    def mark_fresh(self, root: Root, moment: float) -> None:
+        if root.label not in self.building:  # a root still being read is not fresh as of anything
+            state = self.state[root.label]
+            state.fresh_as_of = max(state.fresh_as_of, moment)
+
+    def changed_after(self, paths: Iterable[str], generation: int) -> bool:
+        """Whether any of these display paths changed in a generation after `generation`."""
+        return any(self._changed_in.get(p, 0) > generation for p in paths)
+
+    def root_of(self, path: str) -> Root | None:
+        label = split_display(path)[0]
+        return next((r for r in self.roots if r.label == label), None)
+
+    def apply(self, root: Root, batch: Batch) -> Change:
+        """One batch of one root as one generation (none if it changed no file's content)."""
+        state = self.state[root.label]
+        with self.writing():
+            files, mine = self.corpus.files, state.files
+            before = {rel for rel in batch.files if rel in mine}
+            for rel in batch.removed:
+                files.pop(f"{root.label}/{rel}", None)
+                mine.pop(rel, None)
+            for f in batch.files.values():
+                files[f.path] = mine[f.rel] = f
+            removed = {f"{root.label}/{rel}" for rel in batch.removed}
+            if batch.prepared or removed:
+                self.library.apply({**batch.prepared, **dict.fromkeys(removed)})
+            for rel in batch.unskipped:
+                state.skipped.pop(rel, None)
+            state.skipped.update(batch.skipped)
+            self.corpus.skipped = sorted(
+                (s for r in self.roots for s in self.state[r.label].skipped.values()),
+                key=lambda s: (s.root.label, s.rel),
+            )
+            change = Change(
+                added=frozenset(p for p in batch.prepared if split_display(p)[1] not in before),
+                changed=frozenset(p for p in batch.prepared if split_display(p)[1] in before),
+                removed=frozenset(removed),
+                at=time.time(),
+            )
+            if change.count:
+                self.generation += 1
+                self.last_change = change
+                self._changed_in.update(dict.fromkeys(change.added | change.changed | change.removed, self.generation))
+                state.dirty = True
+                if root.label not in self.building and self.on_change is not None:
+                    self.on_change(root)
+            self.last_error = None
+        if change.count:
+            for listener in list(self.listeners):
+                listener(root, change)
+        return change
+
+    def failed(self, root: Root, exc: Exception) -> Change:
+        """An update that raised: say so (`last_error`), and keep serving the last generation."""
+        self.last_error = f"{type(exc).__name__}: {exc}"
+        log.exception("updating %s failed; still serving generation %d", root.label, self.generation)
+        return Change()

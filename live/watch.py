@@ -1,0 +1,277 @@
+"""Keeping watch over the roots, keeping the watcher itself alive, and knowing which roots it
+covers now (where a tool call need not patrol).
+
+`watchfiles.awatch` raises at once on a missing folder, and after a folder is deleted and
+recreated it silently watches nothing. So a supervisor runs it: while a root is missing it polls
+for it (about once a second, not recursively); whenever the watcher ends, fails, or a root vanishes
+or comes back, it asks for a full rescan and starts a fresh watcher. When native watching fails
+(the inotify watch limit, a network drive), it falls back to polling by itself; `--poll` forces
+polling from the start.
+
+A root is watched recursively: neither watchfiles nor the notify library below it can leave
+folders out of a recursive watch (`watch_filter` only drops events, after every folder got its
+inotify watch). So when every root is a conventional root (the project folder, of which only the
+agent files are served), the watcher is given just the folders the last walk reached, each on
+its own, and ignored folders (`node_modules`, `.git`, `.venv`, gitignored ones) cost no watch; a
+folder that comes or goes restarts it with the new set. Polling such roots is the server's own
+walk once a poll interval (it lists only changed folders), not the library's poller (which
+stats every file of every watched folder).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import anyio
+from watchfiles import Change, awatch
+
+from corpus.roots import FolderId, Root, RootKind, folder_id, root_present
+from corpus.rules import is_editor_temp, is_ignored_dir
+from corpus.scan import walked
+from live.index import LiveIndex
+
+log = logging.getLogger("agents_context.watch")
+
+Changes = set[tuple[Change, str]]
+"""One watcher batch: (what happened, absolute path)."""
+
+WatchFactory = Callable[..., AsyncIterator[Changes]]
+"""`watchfiles.awatch` or anything with its signature (tests inject failures through this)."""
+
+
+def watch_filter(change: Change, path: str) -> bool:
+    """Ignore ignored folders and editor scratch files (vim swap and backup, emacs locks)."""
+    parts = path.replace("\\", "/").split("/")
+    if any(is_ignored_dir(p) for p in parts[:-1]):
+        return False
+    return not is_editor_temp(parts[-1])
+
+
+def watch_plan(roots: Sequence[Root]) -> tuple[tuple[str, ...], bool]:
+    """What to watch, and whether recursively: each root, unless every root is a conventional
+    root already walked; then the folders its walk reached, each on its own."""
+    if roots and all(r.include for r in roots):
+        folders = [walked(r) for r in roots]
+        if all(folders):
+            return tuple(sorted({f for found in folders if found for f in found})), False
+    return tuple(str(r.path) for r in roots), True
+
+
+@dataclass(frozen=True, slots=True)
+class WatchOptions:
+    debounce_ms: int
+    """How long a burst of changes may settle before it is reported (`--debounce-ms`)."""
+    poll_interval_s: float
+    """How often the watcher reports in even when nothing changed; the polling period."""
+    force_polling: bool
+    """Poll from the start (`--poll`) instead of OS events."""
+    step_ms: int = 50
+    poll_delay_ms: int = 300
+
+
+class Watcher:
+    """The file watcher of a live index: it reports every batch to the index (`apply`), restarts
+    when it fails or a root comes or goes, says how it is doing (`context_status`), and tells
+    whether it covers a root now (`covers`)."""
+
+    def __init__(self, index: LiveIndex, options: WatchOptions, factory: WatchFactory = awatch) -> None:
+        self.index = index
+        self.options = options
+        self.factory = factory
+        self.mode = "starting"
+        """`native`, `polling` (forced with --poll), `polling (fallback)` after native watching
+        failed, `waiting for roots`, or `stopped`."""
+        self.healthy = False
+        self.restarts = 0
+        self.last_error: str | None = None
+        self.last_tick: float | None = None
+        """When the watcher last reported in (a batch, or a quiet timeout) and it was applied."""
+        self._watched: dict[str, FolderId | None] = {}
+        """Each root's folder (device, inode) when the watcher last (re)started on it."""
+        self._lost: set[str] = set()
+        """Roots whose folder the watcher reported deleted since then: its watch on them is gone."""
+
+    # --- what it covers ---------------------------------------------------------------------------
+
+    def current(self) -> bool:
+        """The watcher runs and reported in lately (it reports at least once a poll interval, even
+        when nothing changed): not dead, not hung, and not stuck applying a long batch (its queue
+        is not drained then: calls ask for patrol steps, which stand aside while it applies)."""
+        if not self.healthy or self.last_tick is None:
+            return False
+        overdue = 2 * self.options.poll_interval_s + self.options.debounce_ms / 1000 + 1.0
+        return time.time() - self.last_tick < overdue
+
+    def covers(self, root: Root) -> bool:
+        """Whether the running watcher covers this root now: it is current, and still watches the
+        root's folder (not reported deleted since it started on it, and not another folder by
+        now: an inode number can be reused at once, hence both)."""
+        return self.current() and root.label not in self._lost and folder_id(root.path) == self._watched.get(root.label)
+
+    def owner(self, path: str) -> Root | None:
+        """The root a changed path belongs to."""
+        p = Path(path)
+        return next((r for r in self.index.roots if p == r.path or p.is_relative_to(r.path)), None)
+
+    # --- what it reports --------------------------------------------------------------------------
+
+    async def _report(self, changes: Changes | None) -> None:
+        roots = self.index.roots
+        if changes is None:  # a full rescan: the watcher (re)starts on the roots as they are now
+            self._watched, self._lost = {r.label: folder_id(r.path) for r in roots}, set()
+        else:  # a watch follows its folder: once that is deleted, a new one there goes unseen
+            self._lost.update(r.label for r in roots if (Change.deleted, str(r.path)) in changes)
+        try:
+            await anyio.to_thread.run_sync(self.apply, changes)
+        finally:
+            self.last_tick = time.time()  # reported and applied: current again
+
+    def apply(self, changes: Iterable[tuple[object, str]] | None) -> None:
+        """Apply one report to the index: a full stat sweep (None), a batch of (change, path), or
+        a quiet tick (empty: every docs root is fresh as of now)."""
+        index = self.index
+        if changes is None:
+            index.rebuild()
+            return
+        seen = time.time()
+        by_root: dict[str, list[str]] = {}
+        for _, path in changes:
+            root = self.owner(path)
+            if root is not None:
+                by_root.setdefault(root.label, []).append(path)
+        for root in index.roots:
+            if root.label in by_root:
+                if root.kind is RootKind.AGENTS:
+                    index.sweep(root)  # small: a stat sweep also catches what events miss
+                else:
+                    index.refresh(root, by_root[root.label])
+            elif root.kind is RootKind.DOCS:
+                index.mark_fresh(root, seen)
+        index.retry_pending()
+
+    # --- keeping it alive -------------------------------------------------------------------------
+
+    async def run(self, stop: anyio.Event) -> None:
+        """Watch the index's roots until `stop` is set, reporting every batch and quiet tick."""
+        roots, options, on_change = self.index.roots, self.options, self._report
+        polling = options.force_polling
+        present = [r for r in roots if root_present(r)]
+        settled = False
+        try:
+            while not stop.is_set():
+                if not present:
+                    self.mode, self.healthy = "waiting for roots", False
+                    await _sleep_or_stop(stop, options.poll_interval_s)
+                    present = [r for r in roots if root_present(r)]
+                    if present:
+                        await on_change(None)
+                    continue
+                self.mode = _mode(options.force_polling, polling)
+                paths, recursive = watch_plan(present)
+                replanned = False
+                identities = _identities(present)
+                try:
+                    if polling and not recursive:
+                        await _sweep_poll(roots, present, on_change, stop, options, self)
+                    else:
+                        async for changes in self.factory(
+                            *paths,
+                            watch_filter=watch_filter,
+                            debounce=options.debounce_ms,
+                            step=options.step_ms,
+                            stop_event=stop,
+                            rust_timeout=int(options.poll_interval_s * 1000),
+                            yield_on_timeout=True,
+                            force_polling=polling,
+                            poll_delay_ms=options.poll_delay_ms,
+                            recursive=recursive,
+                        ):
+                            self.healthy, self.last_tick = True, time.time()
+                            if not settled:
+                                # The watcher is surely running by its first yield; rescan once so that
+                                # edits made between the start-up index and now are not missed.
+                                settled = True
+                                await on_change(None)
+                            else:
+                                await on_change(changes)
+                            if [r for r in roots if root_present(r)] != present:
+                                break
+                            # A root deleted and recreated between two checks is "present" both times,
+                            # while the watcher still follows the deleted folder: restart on the root's
+                            # own deletion event, or on a new identity (inode numbers can be reused, so
+                            # the event is what catches a quick `rm -rf docs && mkdir docs`).
+                            if _root_deleted(changes, present) or _identities(present) != identities:
+                                break
+                            if not recursive and watch_plan(present)[0] != paths:
+                                replanned, settled = True, False  # a folder came or went: watch the new set
+                                break
+                except Exception as exc:  # the watcher died: say so, fall back to polling, start afresh
+                    if not recursive and isinstance(exc, FileNotFoundError):
+                        await on_change(None)  # a folder went before its watch began: walk, then replan
+                        if watch_plan(present)[0] != paths:
+                            replanned, settled = True, False
+                            continue
+                    self.healthy, self.last_error = False, f"{type(exc).__name__}: {exc}"
+                    if not polling:
+                        log.warning("native file watching failed (%s); falling back to polling", exc)
+                        polling = True
+                    else:
+                        log.warning("file watcher stopped (%s); restarting", exc)
+                    await _sleep_or_stop(stop, options.poll_interval_s)
+                if stop.is_set():
+                    return
+                if replanned:
+                    continue  # the new watcher's first report rescans (`settled`)
+                self.restarts += 1
+                self.healthy = False
+                now = [r for r in roots if root_present(r)]
+                if now != present:
+                    log.info("roots present now: %s", ", ".join(r.label for r in now) or "none")
+                present = now
+                await on_change(None)
+        finally:
+            self.mode, self.healthy = "stopped", False
+
+
+def _identities(roots: Sequence[Root]) -> list[FolderId | None]:
+    return [folder_id(r.path) for r in roots]
+
+
+def _root_deleted(changes: set[tuple[Change, str]] | None, roots: Sequence[Root]) -> bool:
+    if not changes:
+        return False
+    gone = {Path(path) for change, path in changes if change == Change.deleted}
+    return any(r.path in gone for r in roots)
+
+
+async def _sweep_poll(
+    roots: Sequence[Root],
+    present: list[Root],
+    on_change: Callable[[Changes | None], Awaitable[None]],
+    stop: anyio.Event,
+    options: WatchOptions,
+    status: Watcher,
+) -> None:
+    """Poll conventional roots by walking them (a change reported at the root has it re-swept),
+    until `stop` or until a root comes or goes."""
+    while not stop.is_set():
+        await on_change({(Change.modified, str(r.path)) for r in present})
+        status.healthy, status.last_tick = True, time.time()
+        await _sleep_or_stop(stop, options.poll_interval_s)
+        if [r for r in roots if root_present(r)] != present:
+            return
+
+
+def _mode(forced: bool, polling: bool) -> str:
+    if forced:
+        return "polling"
+    return "polling (fallback)" if polling else "native"
+
+
+async def _sleep_or_stop(stop: anyio.Event, seconds: float) -> None:
+    with anyio.move_on_after(seconds):
+        await stop.wait()

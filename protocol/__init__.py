@@ -1,0 +1,3 @@
+"""The MCP edge beyond the SDK's public API: the tools' descriptions and parameter types,
+argument names as models send them, results and errors as MCP results, handshake-era clients
+(subscriptions, the listChanged advert), and index updates as resource notifications."""

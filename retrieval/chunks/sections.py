@@ -1,0 +1,86 @@
+"""Splitting a file into heading sections (the unit of `context_search`).
+
+markdown-it-py finds the structure, so a `#` inside a fenced code block, an HTML block or a
+block quote never starts a section, and setext headings (`Title` over `=====`) do. YAML front
+matter is left out of every section; line numbers are always those of the original file.
+Text before the first heading is the `(intro)` section. A file with no heading, and any file that
+is not markdown, is one section.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+
+from corpus.markdown import front_matter_end, split_lines
+
+INTRO = "(intro)"
+
+_md = MarkdownIt("commonmark")
+_ANCHOR_ATTR = re.compile(r"\s*\{#[^}]*\}\s*$")
+
+
+def plain_heading(text: str) -> str:
+    """A heading as a section shows it: whitespace collapsed, an `{#anchor}` attribute dropped."""
+    return _ANCHOR_ATTR.sub("", " ".join(text.split()))
+
+
+@dataclass(frozen=True, slots=True)
+class SectionSpan:
+    heading: str
+    trail: tuple[str, ...]
+    """Headings from the outermost ancestor down to this one."""
+    level: int
+    """1-6 for a heading, 0 for the intro."""
+    start_line: int
+    """1-based, inclusive; the heading line itself for a heading section."""
+    end_line: int
+    """1-based, inclusive; trailing blank lines are not part of a section."""
+
+
+def sections(text: str, markdown: bool = True) -> list[SectionSpan]:
+    lines = split_lines(text)
+    body_start = front_matter_end(lines) if markdown else 0
+    headings = _headings(lines, body_start) if markdown else []
+    spans: list[SectionSpan] = []
+    first_heading = headings[0][0] if headings else len(lines)
+    intro = _trim(lines, body_start, first_heading)
+    if intro:
+        spans.append(SectionSpan(INTRO, (INTRO,), 0, intro[0] + 1, intro[1] + 1))
+    stack: list[tuple[int, str]] = []
+    for i, (start, level, heading) in enumerate(headings):
+        end = headings[i + 1][0] if i + 1 < len(headings) else len(lines)
+        while stack and stack[-1][0] >= level:
+            stack.pop()
+        stack.append((level, heading))
+        trimmed = _trim(lines, start, end)
+        last = trimmed[1] if trimmed else start
+        spans.append(SectionSpan(heading, tuple(h for _, h in stack), level, start + 1, last + 1))
+    return spans
+
+
+def _headings(lines: list[str], body_start: int) -> list[tuple[int, int, str]]:
+    """(0-based start line, level, heading text) of every top-level heading."""
+    source = "\n" * body_start + "\n".join(lines[body_start:])
+    tokens: list[Token] = []
+    _md.block.parse(source, _md, {}, tokens)
+    found: list[tuple[int, int, str]] = []
+    for i, token in enumerate(tokens):
+        if token.type != "heading_open" or token.level != 0 or token.map is None:
+            continue
+        content = tokens[i + 1].content if i + 1 < len(tokens) else ""
+        heading = plain_heading(content) or "(untitled)"
+        found.append((token.map[0], int(token.tag[1]), heading))
+    return found
+
+
+def _trim(lines: list[str], start: int, end: int) -> tuple[int, int] | None:
+    """First and last non-blank 0-based line in [start, end), or None if all blank."""
+    while start < end and not lines[start].strip():
+        start += 1
+    while end > start and not lines[end - 1].strip():
+        end -= 1
+    return (start, end - 1) if start < end else None

@@ -1,0 +1,70 @@
+"""Both indexes over a corpus: sections of the searchable `.AGENTS` files, windows of every file.
+
+A file is one group in each index, so changing, adding or removing a file touches only its own
+units. Updates come in two steps: `prepare` (chunk and tokenize one file, no shared state, so it
+can run outside any lock) and `apply` (a batch of prepared files and removals, as one coalesced
+update of each index).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from corpus.catalog import Corpus
+from corpus.markdown import is_markdown
+from retrieval.chunks.units import Unit, section_units, window_units
+from retrieval.engine.index import BM25Index, Doc
+from retrieval.engine.ranking import DEFAULT, Ranking
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """One file's units with their terms, ready to apply."""
+
+    sections: list[Doc[Unit]]
+    windows: list[Doc[Unit]]
+
+
+class Library:
+    def __init__(self, ranking: Ranking = DEFAULT) -> None:
+        self.ranking = ranking
+        self.tokenize = ranking.tokenize
+        self.sections: BM25Index[Unit] = BM25Index(ranking.k1, fields=ranking.fields)
+        self.windows: BM25Index[Unit] = BM25Index(ranking.k1, fields=ranking.fields)
+
+    def prepare(
+        self, path: str, uri: str, text: str, searchable: bool, title: str | None = None, tags: tuple[str, ...] = ()
+    ) -> Prepared:
+        """Chunk and tokenize one file; `searchable` files also get sections. A front matter
+        `title` heads every heading trail, so it ranks as the file's top heading; its `tags` rank
+        with the trail."""
+        heads = section_units(path, uri, text, title, tags) if searchable or is_markdown(path) else []
+        windows = window_units(path, uri, text, heads, tags)
+        return Prepared(self.docs(heads if searchable else []), self.docs(windows))
+
+    def apply(self, changes: Mapping[str, Prepared | None]) -> None:
+        """Index prepared files and remove those mapped to None, as one update per index."""
+        self.sections.update({p: c.sections if c else [] for p, c in changes.items()})
+        self.windows.update({p: c.windows if c else [] for p, c in changes.items()})
+
+    def merge_all(self) -> None:
+        """Both indexes in one segment each (after a build in chunks; see `Postings.merge_all`)."""
+        self.sections.merge_all()
+        self.windows.merge_all()
+
+    def docs(self, units: Sequence[Unit]) -> list[Doc[Unit]]:
+        """Units as documents of this library's indexes (its tokenizer, its fields)."""
+        return [Doc(u, self.ranking.terms(u), (u.path, u.start_line)) for u in units]
+
+
+def index_corpus(corpus: Corpus, library: Library | None = None) -> Library:
+    """A library holding every file of `corpus`."""
+    library = library or Library()
+    library.apply(
+        {
+            f.path: library.prepare(f.path, f.uri, f.text, f.searchable, f.meta.title, f.meta.tags)
+            for f in corpus.files.values()
+        }
+    )
+    return library

@@ -1,0 +1,37 @@
+"""`read_context` answers (and `agents-context read`): exactly the lines asked for, in one
+`<context path section lines>` block within the budget; a cut says where to continue."""
+
+from __future__ import annotations
+
+from retrieval.render.grammar import MAX_ATTRIBUTE_CHARS, escape_attribute, freshness_fields, with_status
+from retrieval.render.hits import fit_lines
+from retrieval.search.answer import Freshness
+from retrieval.search.reader import Excerpt
+
+
+def render_excerpt(excerpt: Excerpt, max_tokens: int, freshness: Freshness | None = None) -> str:
+    """A `<context path section lines>` block of exactly what was asked for, within the budget;
+    a cut says where to continue (`start_line=`)."""
+    f, section = excerpt.file, excerpt.section
+    heading = section.heading if section and section.heading else ""
+    span = f"{excerpt.start_line}-{excerpt.end_line}"
+    shown = escape_attribute(heading, MAX_ATTRIBUTE_CHARS)
+    head = f'<context path="{escape_attribute(f.path)}" section="{shown}" lines="{span}">'
+    fields: dict[str, object] = {"method": "read", "lines": span}
+    if excerpt.others:
+        fields["other_sections"] = " ".join(f"#{u.anchor}" for u in excerpt.others)
+    if freshness is not None:
+        fields.update(freshness_fields(freshness))
+    text = with_status(f"{head}\n{excerpt.text}\n</context>", fields)
+    limit = max_tokens * 4
+    if len(text) <= limit:
+        return text
+    lines = excerpt.text.split("\n")
+    fields = {**fields, "truncated": 1, "next_line": excerpt.end_line}
+    widest = f"[... cut at line {excerpt.end_line} of {span}; continue with start_line={excerpt.end_line}]"
+    bare = with_status(f"{head}\n{widest}\n</context>", fields)
+    kept = fit_lines(lines, limit - len(bare) - 12) or [lines[0][: max(limit - len(bare) - 12, 1)]]
+    last = excerpt.start_line + len(kept) - 1
+    fields["next_line"] = last + 1
+    marker = f"[... cut at line {last} of {span}; continue with start_line={last + 1}]"
+    return with_status(f"{head}\n" + "\n".join(kept) + f"\n{marker}\n</context>", fields)

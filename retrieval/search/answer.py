@@ -1,0 +1,125 @@
+"""What a search is asked (`SearchKind`, `Scope`) and the one typed result it produces (`Answer`,
+with its `Freshness`): the text body and the structured content are both rendered from it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+
+from corpus.catalog import Change, CorpusFile
+from corpus.identity import split_display
+from retrieval.chunks.units import Unit
+from retrieval.search.links import LinkTo
+from retrieval.search.nearest import Nearest
+from retrieval.search.retriever import RetrievedDocument
+from retrieval.text.query import Query
+
+
+class SearchKind(str, Enum):
+    """What one search tool searches, and how many hits it may return."""
+
+    SECTIONS = "sections"
+    """Heading sections of the searchable `.AGENTS` files (`context_search`)."""
+    WINDOWS = "windows"
+    """~500-word windows of every file (`search_docs`)."""
+
+    @property
+    def default_k(self) -> int:
+        return 3 if self is SearchKind.SECTIONS else 5
+
+    @property
+    def max_k(self) -> int:
+        return 20 if self is SearchKind.SECTIONS else 10
+
+    def clamp_k(self, k: int | None) -> int:
+        """`k` within 1 and `max_k` (the default when not given)."""
+        return clamp(self.default_k if k is None else k, 1, self.max_k)
+
+
+SECTIONS, WINDOWS = SearchKind.SECTIONS, SearchKind.WINDOWS
+
+
+def clamp(value: int, low: int, high: int) -> int:
+    return max(low, min(high, value))
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """What one search covers: sections or windows, filtered by path prefix and root label."""
+
+    kind: SearchKind
+    path_prefix: str | None = None
+    root: str | None = None
+
+    def allows(self, unit: Unit) -> bool:
+        return self._allowed(unit.path)
+
+    def allows_file(self, f: CorpusFile) -> bool:
+        if self.kind is SECTIONS and not f.searchable:
+            return False
+        return self._allowed(f.path)
+
+    @property
+    def filtered(self) -> bool:
+        return bool(self.path_prefix or self.root)
+
+    def _allowed(self, path: str) -> bool:
+        label, rel = split_display(path)
+        if self.root is not None and label != self.root:
+            return False
+        if self.path_prefix:
+            prefix = self.path_prefix.replace("\\", "/").removeprefix("./")
+            return path.startswith(prefix) or (rel if "/" in path else path).startswith(prefix)
+        return True
+
+
+@dataclass(frozen=True, slots=True)
+class Freshness:
+    """How current an answer is: the STATUS fields `gen`, `fresh_as_of` and `changed`."""
+
+    generation: int
+    fresh_as_of: float
+    last: Change | None = None
+    """The last update applied (None if nothing changed since start-up)."""
+    indexing: tuple[str, ...] = ()
+    """`label:done/total` of each searched root still being indexed (the answer is partial)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """One search's result: the page of hits and everything its rendering says about them."""
+
+    docs: list[RetrievedDocument]
+    """The page: hits `offset` to `offset + k`."""
+    method: str
+    fallback_reason: str | None = None
+    candidates: int = 0
+    """Units that matched (for a phrase query, that hold every phrase word), before `k` and
+    `offset` cut the list."""
+    partial: bool = False
+    nearest: list[Nearest] = field(default_factory=list)
+    elapsed_ms: float = 0.0
+    clipped: bool = False
+    """The query was longer than `MAX_QUERY_CHARS` or `MAX_QUERY_TERMS` and was cut."""
+    more: bool = False
+    """Hits exist after this page (counted after copies were skipped and the score floor)."""
+    past_end: int | None = None
+    """`offset` was past the last hit: how many hits there are in all."""
+    miss: str | None = None
+    """`outline` answers: why nothing matched, in a few words (`MISS_*`, or `MISS_NO_MATCH` plus
+    " within the filter")."""
+    query: Query | None = None
+    """The query as parsed (once): its terms pick snippet lines; its quoted phrases are what a
+    `bm25-relaxed` answer dropped."""
+    links: Mapping[str, tuple[LinkTo, ...]] = field(default_factory=dict)
+    """The corpus sections each hit (by unit id) links to."""
+    reasons: Mapping[str, str] | None = None
+    """`context_for_path`: why each hit (by unit id) applies."""
+    freshness: Freshness | None = None
+    """Set by whoever searched a live index: the generation the answer comes from."""
+
+    @property
+    def dropped(self) -> tuple[str, ...]:
+        """The quoted phrases a `bm25-relaxed` answer searched without their quotes."""
+        return self.query.quoted if self.query is not None and self.method == "bm25-relaxed" else ()

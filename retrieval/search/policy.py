@@ -1,0 +1,249 @@
+"""The retrieval policy (seed 002): which method answers a query, and never a silent empty answer.
+
+In order:
+- `path`: the query names a file (`security.md`, `.AGENTS/services/api.md`): that file's units;
+- `phrase`: the query has "quoted phrases": only units containing them as written, ranked by BM25;
+- `bm25-relaxed`: the phrases matched nothing, so their words are searched without the quotes
+  (the answer says which phrase was dropped);
+- `bm25`: ranked keyword search, any query word may match;
+- `outline`: nothing matched at all: the nearest headings and files, by fuzzy match on their
+  text (the navigation layer that always works).
+Every answer says which method ran and why a fallback happened, how many units matched, and
+whether the deadline cut it short; `next_offset` only when a next page exists, and an offset past
+the end says so.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import replace
+
+from corpus.catalog import Corpus, CorpusFile
+from retrieval.chunks.sections import INTRO
+from retrieval.chunks.units import Unit
+from retrieval.engine.index import BM25Index
+from retrieval.engine.library import Library
+from retrieval.search.answer import SECTIONS, Answer, Scope, SearchKind
+from retrieval.search.feedback import expansion
+from retrieval.search.links import LinkTo, links
+from retrieval.search.nearest import Candidate, Nearest, candidates, nearest
+from retrieval.search.retriever import BM25Retriever, RetrievalRequest, RetrievedDocument
+from retrieval.text.query import Query, looks_like_path, parse
+
+DEADLINE_S = 5.0
+"""A search still running after this long answers with its best results so far (`--deadline-ms`)."""
+
+MISS_NO_MATCH = "no word of the query matched"
+MISS_NO_WORDS = "the query has no searchable words"
+MISS_FILTER = "the filter excluded everything; these are from all files"
+MISS_DEADLINE = "the deadline passed before anything matched"
+"""Why an `outline` answer found nothing (`Answer.miss`), as its nearest-list header says it."""
+
+SHOWN_CHARS = 200
+"""Queries and phrases quoted back in messages are cut to this many characters (the budget must hold)."""
+_POOLS_KEPT = 4
+
+
+def served(library: Library, kind: SearchKind) -> BM25Retriever:
+    """The retriever the tools search `kind` with: the library's index under its ranking (score
+    floor, feedback, copies, proximity), exactly as `agents-context eval` and the benchmarks use it."""
+    r = library.ranking
+    index = library.sections if kind is SECTIONS else library.windows
+    expand = expansion(r)
+    return BM25Retriever(index, library.tokenize, r.score_floor, expand, r.redundancy, r.proximity, r.rerank_depth)
+
+
+class Policy:
+    """The retrieval policy over one library. Its callers hold the live index's view lock, so
+    one policy answers one search at a time."""
+
+    def __init__(self, library: Library) -> None:
+        self.library = library
+        self.retrievers = {kind: served(library, kind) for kind in SearchKind}
+        self._pools: dict[tuple[object, ...], list[Candidate]] = {}
+        """Nearest-list candidates by scope and index generations: built once after a change,
+        not on every miss (on a 38k-file docs root building them is most of a second of CPU, and
+        a search that hogs the interpreter slows the watcher's sweeps in other threads)."""
+
+    def answer(
+        self, query_text: str, k: int, offset: int, scope: Scope, corpus: Corpus, deadline_s: float = DEADLINE_S
+    ) -> Answer:
+        """Answer one search of `scope` within `deadline_s`: a page of hits with their links, or
+        the nearest headings and files."""
+        started = time.monotonic()
+        library = self.library
+        index = library.sections if scope.kind is SECTIONS else library.windows
+        query = parse(query_text, library.tokenize)
+        query_text = query.raw
+        if scope.filtered and not any(scope.allows_file(f) for f in corpus.files.values()):
+            near = self._nearest(query_text, Scope(scope.kind), corpus)
+            excluded = Answer([], "outline", _filter_reason(scope), 0, False, near, miss=MISS_FILTER)
+            return _done(excluded, started, query)
+        want = offset + k
+        found = _by_path(query_text, scope, index, corpus, want + 1)
+        if found is not None:
+            docs, candidates = found
+            return _done(_page(docs, offset, k, "path", None, candidates, False), started, query, corpus)
+        allow = scope.allows if scope.filtered else None
+        retriever = self.retrievers[scope.kind]
+        # One more than the page, to know whether a next page exists after copies and the floor.
+        deadline = started + deadline_s
+        request = RetrievalRequest(query_text, want + 1, deadline, allow, query.phrases, query.terms)
+        method = "phrase" if query.phrases else "bm25"
+        reason: str | None = None
+        result = retriever.search(request)
+        if not result.docs and query.phrases and not result.partial:
+            method = "bm25-relaxed"
+            reason = _relaxed_reason(query, scope)
+            result = retriever.search(replace(request, phrases=()))
+        if result.docs:
+            page = _page(result.docs, offset, k, method, reason, result.candidates, result.partial)
+            return _done(page, started, query, corpus)
+        near = self._nearest(query_text, scope, corpus)
+        miss = MISS_DEADLINE if result.partial else MISS_NO_WORDS if not query.terms else MISS_NO_MATCH
+        reason = _miss_reason(miss, scope)
+        if miss == MISS_NO_MATCH and scope.filtered:
+            miss += " within the filter"
+        return _done(Answer([], "outline", reason, 0, result.partial, near, miss=miss), started, query)
+
+    def _nearest(self, query_text: str, scope: Scope, corpus: Corpus) -> list[Nearest]:
+        """The headings and files closest to the query. A file's headings are its sections when
+        it has them (the searchable `.AGENTS` files); otherwise (`search_docs` over docs roots
+        and pinned files) the heading trails its windows start under, with the lines of those
+        windows, which costs no parsing at query time."""
+        library = self.library
+        key = (scope, library.sections.generation, library.windows.generation)
+        pool = self._pools.get(key)
+        if pool is None:
+            files = _files(corpus, scope)
+            units: list[Unit] = []
+            for f in files:
+                if library.sections.group_size(f.path) or scope.kind is SECTIONS:
+                    units.extend(library.sections.payloads(f.path))
+                else:
+                    units.extend(_window_headings(library.windows.payloads(f.path)))
+            pool = self._pools[key] = candidates(units, files)
+            while len(self._pools) > _POOLS_KEPT:
+                del self._pools[next(iter(self._pools))]
+        return nearest(query_text, pool)
+
+
+def with_links(docs: Sequence[RetrievedDocument], corpus: Corpus) -> dict[str, tuple[LinkTo, ...]]:
+    """The corpus sections each document links to, by unit id."""
+    return {d.unit.id: links(d.unit, corpus) for d in docs}
+
+
+def _page(
+    docs: list[RetrievedDocument],
+    offset: int,
+    k: int,
+    method: str,
+    reason: str | None,
+    candidates: int,
+    partial: bool,
+) -> Answer:
+    """Hits `offset` to `offset + k` of `docs` (which holds one more when a next page exists)."""
+    if offset and offset >= len(docs):
+        reason = (
+            f"the deadline passed before the search reached offset {offset}"
+            if partial
+            else f"offset {offset} is past the end: {len(docs)} hits in all; start again from offset 0"
+        )
+        return Answer([], method, reason, candidates, partial, past_end=len(docs))
+    return Answer(docs[offset : offset + k], method, reason, candidates, partial, more=len(docs) > offset + k)
+
+
+def _done(result: Answer, started: float, query: Query, corpus: Corpus | None = None) -> Answer:
+    """The answer with its query, its time, and (given the corpus) its hits' links."""
+    elapsed = round((time.monotonic() - started) * 1000, 2)
+    found = with_links(result.docs, corpus) if corpus is not None else {}
+    return replace(result, elapsed_ms=elapsed, clipped=query.clipped, query=query, links=found)
+
+
+def _window_headings(windows: Sequence[Unit]) -> list[Unit]:
+    """One pseudo-section per heading trail of a file's windows: the trail, and the lines of the
+    windows that start under it (its URI names those lines: nothing is parsed at query time)."""
+    spans: dict[tuple[str, ...], Unit] = {}
+    for w in windows:
+        if not w.trail or w.trail[-1] == INTRO:
+            continue
+        seen = spans.get(w.trail)
+        start, end = (seen.start_line, max(seen.end_line, w.end_line)) if seen else (w.start_line, w.end_line)
+        spans[w.trail] = Unit(w.path, w.uri, "", start, end, heading=w.trail[-1], trail=w.trail)
+    return list(spans.values())
+
+
+def _by_path(
+    query_text: str, scope: Scope, index: BM25Index[Unit], corpus: Corpus, want: int
+) -> tuple[list[RetrievedDocument], int] | None:
+    """The units of the files a path-like query names, in file and line order (score 1), each
+    line once: a window that overlaps the one before it (windows overlap by design) starts after it."""
+    if not looks_like_path(query_text):
+        return None
+    wanted = query_text.strip().strip("`'\"").replace("\\", "/").removeprefix("./").casefold()
+    matches = [f for f in _files(corpus, scope) if _names(f, wanted)]
+    if not matches:
+        return None
+    units = [u for f in sorted(matches, key=lambda f: f.path) for u in index.payloads(f.path)]
+    units.sort(key=lambda u: (u.path, u.start_line))
+    distinct: list[Unit] = []
+    for u in units:
+        last = distinct[-1] if distinct and distinct[-1].path == u.path else None
+        if last is not None and u.start_line <= last.end_line:
+            if u.end_line <= last.end_line:
+                continue
+            lines = u.text.split("\n")[last.end_line + 1 - u.start_line :]
+            u = u._replace(text="\n".join(lines), start_line=last.end_line + 1)
+        distinct.append(u)
+    return [RetrievedDocument(u, 1.0) for u in distinct[:want]], len(distinct)
+
+
+def _names(f: CorpusFile, wanted: str) -> bool:
+    """Whether `wanted` (case-folded) names this file: its display or relative path, its name,
+    a trailing part of its path, or (ending in `/`) a folder it is in."""
+    display, rel = f.path.casefold(), f.rel.casefold()
+    if wanted.endswith("/"):
+        return display.startswith(wanted) or rel.startswith(wanted)
+    return wanted in (display, rel) or rel.endswith("/" + wanted) or rel.rsplit("/", 1)[-1] == wanted
+
+
+def _files(corpus: Corpus, scope: Scope) -> list[CorpusFile]:
+    return [f for f in corpus.files.values() if scope.allows_file(f)]
+
+
+def _relaxed_reason(query: Query, scope: Scope) -> str:
+    what = "section" if scope.kind is SECTIONS else "passage"
+    return f"no {what} contains {shown_phrases(query.quoted)} as written; searched the words without the quotes"
+
+
+def shown_phrases(quoted: Sequence[str]) -> str:
+    """The phrases as quoted back to the user, at most `SHOWN_CHARS` characters."""
+    return shorten(", ".join(f'"{q}"' for q in quoted), SHOWN_CHARS)
+
+
+def shorten(text: str, limit: int) -> str:
+    """`text`, or its first `limit - 1` characters and `…`."""
+    return text if len(text) <= limit else text[: max(limit - 1, 0)] + "…"
+
+
+def _miss_reason(miss: str, scope: Scope) -> str:
+    if miss == MISS_DEADLINE:
+        return "the deadline passed before anything matched"
+    if miss == MISS_NO_WORDS:
+        return "the query has no searchable words (stop words and single letters are not indexed)"
+    where = "the searchable .AGENTS sections" if scope.kind is SECTIONS else "the documentation passages"
+    if scope.filtered:
+        where += " within the filter"
+    return f"none of the query's words occur in {where}; these headings and files are the closest by name"
+
+
+def _filter_reason(scope: Scope) -> str:
+    parts = [f"path_prefix={scope.path_prefix!r}"] if scope.path_prefix else []
+    if scope.root is not None:
+        parts.append(f"root={scope.root!r}")
+    what = "searchable .AGENTS file" if scope.kind is SECTIONS else "file"
+    return (
+        f"the filter excluded everything: no {what} matches {' '.join(parts)}; "
+        "these headings and files, from everywhere, are the closest by name"
+    )

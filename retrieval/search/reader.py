@@ -1,0 +1,143 @@
+"""Reading a file, a section or a line range, by any name an agent might use for it.
+
+`read_context` (the tool) and `resources/read` with a `#fragment` both come here, so a model that
+never reads resources (Claude Desktop's) and one that does get exactly the same text. Everything
+here works on the corpus snapshot and on a file's text; the caller reads the file from disk
+between `target` and `excerpt`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from difflib import get_close_matches
+
+from corpus.catalog import Corpus, CorpusFile
+from corpus.errors import NotInCorpus
+from corpus.identity import AGENTS_SCHEME, DOCS_SCHEME, file_uri, split_display, split_fragment
+from corpus.markdown import split_lines
+from corpus.roots import RootKind
+from retrieval.chunks.anchors import INTRO_ANCHOR, line_range
+from retrieval.chunks.sections import INTRO
+from retrieval.chunks.units import Unit, sections_of
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """What a name asks to read: the file's URI, a fragment (`secrets`, `L12-L30`), and the name
+    as given (fragment dropped), for messages."""
+
+    uri: str
+    fragment: str | None
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Excerpt:
+    file: CorpusFile
+    text: str
+    start_line: int
+    end_line: int
+    section: Unit | None = None
+    others: tuple[Unit, ...] = ()
+    """Other sections with the same heading (the first one is returned)."""
+
+
+def resolve_uri(corpus: Corpus, name: str) -> str:
+    """The file URI for a display path, a URI (fragment dropped) or a root-relative path, or
+    `NotInCorpus` listing the closest known paths ("did you mean")."""
+    name = name.strip().replace("\\", "/")
+    if name.startswith((f"{AGENTS_SCHEME}://", f"{DOCS_SCHEME}://")):
+        return split_fragment(name)[0]
+    name = name.removeprefix("./")
+    label, rest = split_display(name)
+    for root in corpus.roots:
+        if rest and label == root.label:
+            return file_uri(root, rest)
+    for root in sorted(corpus.roots, key=lambda r: r.kind is not RootKind.AGENTS):  # .AGENTS roots first
+        if f"{root.label}/{name}" in corpus.files:
+            return file_uri(root, name)
+    agents = corpus.agents_root
+    if agents is not None:
+        return file_uri(agents, name)  # not indexed (yet?): let the read say why
+    raise NotInCorpus(unknown(corpus, name))
+
+
+def target(corpus: Corpus, name: str) -> Target:
+    """The file and fragment `name` names: a URI (`agents://security.md#secrets`), a display or
+    root-relative path, `security.md#secrets` (while `C#.md` stays a file's name)."""
+    fragment: str | None = None
+    if "://" in name:
+        fragment = split_fragment(name)[1]
+    elif "#" in name and not _names_a_file(corpus, name):
+        name, _, fragment = name.rpartition("#")
+    return Target(resolve_uri(corpus, name), fragment, name)
+
+
+def excerpt(
+    f: CorpusFile,
+    fragment: str | None = None,
+    section: str | None = None,
+    start: int | None = None,
+    end: int | None = None,
+) -> Excerpt:
+    """One section of the file (by heading, trail or anchor), a line range, or all of it."""
+    if fragment and section is None and start is None and end is None:
+        lines = line_range(fragment)
+        if lines:
+            start, end = lines
+        else:
+            section = fragment
+    if section is not None:
+        return _section(f, section)
+    lines_of = split_lines(f.text)
+    first = max(1, start or 1)
+    last = min(len(lines_of), end or len(lines_of))
+    if first > last:
+        raise NotInCorpus(f"{f.path} has {len(lines_of)} lines; lines {start}-{end} are outside it")
+    return Excerpt(f, "\n".join(lines_of[first - 1 : last]), first, last)
+
+
+def _names_a_file(corpus: Corpus, name: str) -> bool:
+    try:
+        uri = resolve_uri(corpus, name)
+    except NotInCorpus:
+        return False
+    return any(f.uri == uri for f in corpus.files.values())
+
+
+def _section(f: CorpusFile, wanted: str) -> Excerpt:
+    units = sections_of(f)
+    key = wanted.strip().lstrip("#").casefold()
+    matches = [
+        u
+        for u in units
+        if key
+        in (
+            (u.anchor or "").casefold(),
+            (u.heading or "").casefold(),
+            " > ".join(u.trail).casefold(),
+            ">".join(t.strip() for t in u.trail).casefold(),
+        )
+        or (key in (INTRO_ANCHOR, INTRO) and u.heading == INTRO)
+    ]
+    if not matches:
+        known = ", ".join(f"{u.heading} (#{u.anchor})" for u in units) or "none"
+        raise NotInCorpus(f"{f.path} has no section {wanted!r}; its sections: {known}")
+    first = matches[0]
+    return Excerpt(f, first.text, first.start_line, first.end_line, first, tuple(matches[1:]))
+
+
+def unknown(corpus: Corpus, name: str) -> str:
+    """Why `name` names no file, with the closest known paths ("did you mean")."""
+    paths = list(corpus.files)
+    rels = {split_display(p)[1]: p for p in paths}
+    close = get_close_matches(name, paths, n=3, cutoff=0.5) or [
+        rels[r] for r in get_close_matches(name, list(rels), n=3, cutoff=0.5)
+    ]
+    agents = [p for p, f in corpus.files.items() if f.root.kind is RootKind.AGENTS]
+    hint = (
+        f"did you mean {', '.join(close)}?"
+        if close
+        else f"known .AGENTS files: {', '.join(sorted(agents)[:10]) or 'none'}"
+    )
+    return f"no file named {name!r}; {hint}"

@@ -1,0 +1,258 @@
+"""The retriever contract (seed 004): one method, ranked documents, empty is success.
+
+We deviate from seed 004 on one point, on purpose: the request carries per-call options (`k`, a
+deadline, filters, phrases that must match), because our tools are per-call. Errors raise; they are
+never encoded in the result. A retriever that runs out of time raises `Partial` with the best
+results it has (seed 002: on timeout, return partial results rather than fail).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from retrieval.chunks.units import Unit
+from retrieval.engine.index import BM25Index, Scored
+from retrieval.engine.proximity import occurrence_shares
+from retrieval.text.query import MAX_QUERY_TERMS, clip, contains
+
+Shares = tuple[tuple[str, float], ...]
+"""(query term, its share of a score), in query order."""
+
+
+@dataclass(frozen=True, slots=True)
+class RetrievalRequest:
+    query: str
+    k: int = 3
+    deadline: float | None = None
+    """A `time.monotonic()` moment after which to stop and return what is ready."""
+    allow: Callable[[Unit], bool] | None = None
+    """Only units this accepts (path and root filters)."""
+    phrases: tuple[tuple[str, ...], ...] = ()
+    """Term sequences every returned unit must contain as written."""
+    terms: tuple[str, ...] | None = None
+    """The query's terms, when the caller parsed it already (else the retriever tokenizes `query`)."""
+
+    def expired(self) -> bool:
+        return self.deadline is not None and time.monotonic() >= self.deadline
+
+
+@dataclass(frozen=True, slots=True)
+class RetrievedDocument:
+    unit: Unit
+    score: float
+    proximity: Shares = ()
+    """Each query term's share of the proximity bonus included in `score` (`retrieval.engine.proximity`;
+    empty when there is none), so an explanation can still add up to the score."""
+    matched: tuple[tuple[str, float, list[str]], ...] | None = None
+    """Each query term's share of the BM25 score and the fields it occurs in, as the index that
+    ranked it explains it (`BM25Index.explain`); None from a retriever that does not explain."""
+
+    @property
+    def id(self) -> str:
+        return self.unit.id
+
+    @property
+    def content(self) -> str:
+        return self.unit.text
+
+    @property
+    def source(self) -> str:
+        return self.unit.path
+
+
+class Partial(Exception):
+    """The deadline passed: these are the best results so far."""
+
+    def __init__(self, docs: list[RetrievedDocument]) -> None:
+        super().__init__(f"deadline passed with {len(docs)} results")
+        self.docs = docs
+
+
+class Retriever(Protocol):
+    """Given a request, the relevant documents, best first (possibly none)."""
+
+    def retrieve(self, request: RetrievalRequest) -> list[RetrievedDocument]: ...
+
+
+Expander = Callable[[BM25Index[Unit], Sequence[str]], tuple[Sequence[str], Sequence[float]]]
+"""Query expansion: (index, query terms) -> (terms, weights)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """What `BM25Retriever.search` found: the documents, how many units matched before `k` cut
+    them (for explanations), and whether the deadline stopped the search early."""
+
+    docs: list[RetrievedDocument]
+    candidates: int
+    partial: bool = False
+
+
+class BM25Retriever:
+    """A retriever over one `BM25Index` of units; filters apply inside the engine, so a selective
+    filter never starves the top k.
+
+    Quoted phrases: the engine keeps only units holding every word of every phrase (postings, no
+    positions), then this checks the phrases themselves by re-tokenizing the candidates, in score
+    order and only as far as the `k` it needs, and stops at the request's deadline with what it
+    has (`Partial`). The index stores no positions on purpose: they would roughly double its
+    memory for a feature few queries use.
+
+    It never returns the same text twice (seed 001, 10.6: the model would read it twice): a unit
+    that overlaps a better one of the same file, or is a near copy of a better one with the same
+    heading (term sets at least `redundancy` alike by Jaccard, as versioned copies of a page
+    are), is skipped and the next one takes its place. With a `score_floor`, hits below that
+    fraction of the best hit's score are dropped (seed 001's distractor mitigation); the best hit
+    always stays.
+
+    With a `proximity` weight, the `depth` best units of the engine's ranking are re-tokenized and
+    gain a bonus for query words that occur close together (`retrieval.engine.proximity`) before copies
+    are skipped and the floor applies; the query's own words count, not those an `expand` added.
+    """
+
+    def __init__(
+        self,
+        index: BM25Index[Unit],
+        tokenize: Callable[[str], Sequence[str]],
+        score_floor: float = 0.0,
+        expand: Expander | None = None,
+        redundancy: float | None = 0.9,
+        proximity: float = 0.0,
+        depth: int = 30,
+    ) -> None:
+        self.redundancy = redundancy
+        self.proximity = proximity
+        self.depth = depth
+        self.index = index
+        self.tokenize = tokenize
+        self.score_floor = score_floor
+        self.expand = expand
+
+    def retrieve(self, request: RetrievalRequest) -> list[RetrievedDocument]:
+        found = self.search(request)
+        if found.partial:
+            raise Partial(found.docs)
+        return found.docs
+
+    def search(self, request: RetrievalRequest) -> Found:
+        """The documents, how many units matched, and whether the deadline cut the search short.
+
+        `candidates` counts the units holding the query's words (every word of its phrases, for
+        a phrase query) within the filter, before phrases are checked, copies skipped and `k`."""
+        query: Sequence[str] = (
+            request.terms if request.terms is not None else list(self.tokenize(clip(request.query)))[:MAX_QUERY_TERMS]
+        )
+        terms, weights = query, None
+        if self.expand is not None:
+            terms, weights = self.expand(self.index, query)
+        required = [t for phrase in request.phrases for t in phrase]
+        want = request.k
+        while True:
+            fetch = max(want, self.depth) if self.proximity else want
+            ranked, candidates = self.index.ranked(terms, fetch, weights, required, request.allow)
+            ranked, shares = self._rerank(query, ranked, request)
+            hits, partial = self._walk(ranked, request)
+            if partial or len(hits) >= request.k or len(ranked) < fetch:
+                break
+            want *= 2  # phrases failed or copies were skipped: look further down the ranking
+        if hits and self.score_floor > 0:
+            floor = hits[0].score * self.score_floor
+            hits = [h for h in hits if h.score >= floor]
+        # Explained here, while the hits' slots are valid: from the postings, with no text re-read.
+        explained = self.index.explain_slots(query, [h.slot for h in hits])
+        docs = [
+            RetrievedDocument(h.payload, h.score, shares.get(h.payload.id, ()), tuple(why))
+            for h, why in zip(hits, explained, strict=True)
+        ]
+        return Found(docs, candidates, partial)
+
+    def _rerank(
+        self, query: Sequence[str], ranked: list[Scored[Unit]], request: RetrievalRequest
+    ) -> tuple[list[Scored[Unit]], dict[str, Shares]]:
+        """The first `depth` hits re-scored with the proximity bonus (`retrieval.engine.proximity`) and
+        re-sorted, the rest as they were; and each re-scored unit's per-term bonus, by unit id.
+        At the deadline it stops: what it has not reached keeps its first-stage score (the list
+        stays in score order, and the walk that follows reports the search partial)."""
+        index = self.index
+        names: dict[int, str] = {}  # query term id -> the term, for the terms some document has
+        for term in dict.fromkeys(query):
+            term_id = index.term_id(term)
+            if term_id is not None and index.df(term):
+                names[term_id] = term
+        idf = {term_id: index.idf(term) for term_id, term in names.items()}
+        if not self.proximity or len(idf) < 2:
+            return ranked, {}
+        body = index.fields[0]
+        average = index.avg_lengths()[0] or 1.0
+        done: list[Scored[Unit]] = []
+        shares: dict[str, Shares] = {}
+        top = ranked[: self.depth]
+        # The index keeps each unit's body terms in text order: the query terms' positions in all
+        # `depth` hits come from one vectorised pass, with no text tokenized again.
+        found = index.occurrences([h.slot for h in top], list(idf))
+        for hit, (positions, terms, length) in zip(top, found, strict=True):
+            if request.expired():
+                break
+            if not terms or terms.count(terms[0]) == len(terms):  # one query term alone earns no bonus
+                done.append(hit)
+                continue
+            norm = 1.0 - body.b + body.b * length / average
+            share = occurrence_shares(positions, terms, idf, index.k1, norm)
+            bonus = [(names[t], self.proximity * s) for t, s in share.items()]
+            shares[hit.payload.id] = tuple(bonus)
+            done.append(Scored(hit.payload, hit.score + sum(s for _, s in bonus), hit.slot))
+        done.sort(key=lambda h: -h.score)  # stable: ties keep the first stage's order
+        return done + ranked[len(done) :], shares
+
+    def _walk(self, ranked: Sequence[Scored[Unit]], request: RetrievalRequest) -> tuple[list[Scored[Unit]], bool]:
+        """The first `k` hits, best first, that hold the phrases and repeat no better hit; and
+        whether the deadline passed before the walk ended."""
+        kept: list[Scored[Unit]] = []
+        index = self.index
+        # A phrase term the index has never seen cannot occur: id -1 matches nothing.
+        phrases = [[-1 if (i := index.term_id(t)) is None else i for t in p] for p in request.phrases]
+        by_path: dict[str, list[Unit]] = {}
+        by_heading: dict[str | None, list[int]] = {}  # heading -> slots of the hits kept under it
+        term_sets: dict[int, frozenset[int]] = {}
+
+        def terms_of(slot: int, tokens: list[int] | None = None) -> frozenset[int]:
+            """A hit's distinct body terms, made only when a kept hit shares its heading."""
+            if slot not in term_sets:
+                term_sets[slot] = frozenset(index.text(slot).tolist() if tokens is None else tokens)
+            return term_sets[slot]
+
+        for hit in ranked:
+            if request.expired():
+                return kept, True
+            unit = hit.payload
+            tokens = index.text(hit.slot).tolist() if phrases else None
+            if tokens is not None and not all(contains(tokens, p) for p in phrases):
+                continue
+            if self.redundancy is not None:
+                if any(overlaps(unit, other) for other in by_path.get(unit.path, ())):
+                    continue
+                alike = by_heading.setdefault(unit.heading, [])
+                if any(similar(terms_of(hit.slot, tokens), terms_of(other), self.redundancy) for other in alike):
+                    continue
+                alike.append(hit.slot)
+                by_path.setdefault(unit.path, []).append(unit)
+            kept.append(hit)
+            if len(kept) == request.k:
+                break
+        return kept, False
+
+
+def similar(a: frozenset[Hashable], b: frozenset[Hashable], threshold: float) -> bool:
+    """Jaccard similarity of two term sets at least `threshold` (identical sets always are)."""
+    if a == b:
+        return True
+    if min(len(a), len(b)) < threshold * max(len(a), len(b)):
+        return False  # the overlap is at most the smaller set, the union at least the larger
+    return len(a & b) >= threshold * len(a | b)
+
+
+def overlaps(a: Unit, b: Unit) -> bool:
+    return a.path == b.path and a.start_line <= b.end_line and b.start_line <= a.end_line
