@@ -1,4 +1,6 @@
-"""The linters and the type checker are part of the test suite, so `uv run pytest` gates them too."""
+"""The linters, the type checker and the import contracts (`[tool.importlinter]` in pyproject.toml:
+imports flow one way, from the surfaces down to the disk) are part of the test suite, so
+`uv run pytest` gates them too."""
 
 from __future__ import annotations
 
@@ -17,9 +19,14 @@ ROOT = Path(__file__).resolve().parents[1]
         ["ruff", "check", "."],
         ["ruff", "format", "--check", "."],
         ["mypy"],
+        ["importlinter.cli", "--no-cache"],
     ],
-    ids=["ruff-check", "ruff-format", "mypy"],
+    ids=["ruff-check", "ruff-format", "mypy", "import-contracts"],
 )
 def test_tool_is_clean(command: list[str]) -> None:
-    done = subprocess.run([sys.executable, "-m", *command], cwd=ROOT, capture_output=True, text=True, check=False)
+    if command[0] == "importlinter.cli":  # a package with no __main__: call its command
+        command = ["-c", "from importlinter.cli import lint_imports_command; lint_imports_command()", *command[1:]]
+    else:
+        command = ["-m", *command]
+    done = subprocess.run([sys.executable, *command], cwd=ROOT, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
