@@ -1,17 +1,21 @@
-"""Shared fixtures: real folders in `tmp_path`, built from a {relative path: content} dict."""
+"""Shared fixtures: real folders in `tmp_path`, built from a {relative path: content} dict; and
+`agents`/`server`, a small `.AGENTS` folder and a server over it, for tests of the tools (a test
+module with a corpus of its own defines its own `agents`)."""
 
 from __future__ import annotations
 
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 import pytest
 from hypothesis import settings
 
 from live.cache import ENV, default_dir
+from server import AgentsServer
+from tests.helpers import make_server
 
 settings.register_profile("ci", derandomize=True, deadline=None, max_examples=60, print_blob=True)
 settings.register_profile("dev", deadline=None, max_examples=100)
@@ -48,6 +52,63 @@ def make_tree(tmp_path: Path) -> Callable[..., Path]:
         return write_tree(root, files)
 
     return make
+
+
+SECURITY = """# Security
+
+The security policy.
+
+## Secrets
+
+Never print the .env file. Rotate the watch filter token monthly.
+
+## Setup
+
+First setup: install the hooks.
+
+## Logging
+
+Logs never hold secrets.
+
+## Setup
+
+Second setup: configure the filter watch list.
+"""
+DEPLOY = "# Deploy\n\n## Rollback\n\nRoll back with the zebra switch.\n"
+
+
+@pytest.fixture
+def agents(make_tree: Callable[..., Path]) -> Path:
+    return make_tree(
+        {
+            "overview.md": "# Overview\n\nPolicy tests.\n",
+            "security.md": SECURITY,
+            "services/deploy.md": DEPLOY,
+            "services/api.md": "# API\n\n## Errors\n\nReturn problem+json errors.\n",
+        }
+    )
+
+
+@pytest.fixture
+def server(agents: Path) -> AgentsServer:
+    return make_server(agents)
+
+
+@pytest.fixture
+def short_tmp() -> Iterator[Path]:
+    """A folder with a short path right under the system's temporary folder (a unix socket's path
+    has a length limit, and an unprivileged user can reach it there), removed afterwards with
+    whatever the test left in it, unreadable folders included."""
+    top = Path(tempfile.mkdtemp(prefix="ac"))
+    try:
+        yield top
+    finally:
+        folders = [top]
+        while folders:  # make every folder listable again, then remove the lot
+            folder = folders.pop()
+            folder.chmod(0o700)
+            folders.extend(p for p in folder.iterdir() if p.is_dir() and not p.is_symlink())
+        shutil.rmtree(top)
 
 
 @pytest.fixture

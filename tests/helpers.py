@@ -5,6 +5,8 @@ from __future__ import annotations
 import inspect
 import json
 import re
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -14,9 +16,19 @@ from mcp import Client
 from mcp.types import CallToolResult, TextContent
 
 from cli.settings import Settings, open_index
+from corpus.catalog import Corpus, load
+from corpus.roots import make_roots
+from retrieval.engine.library import Library, index_corpus
 from server import AgentsServer, create_server
 
 T = TypeVar("T")
+
+REPO = Path(__file__).resolve().parents[1]
+"""The checkout under test."""
+SERVER = str(REPO / "server.py")
+"""The server as `python server.py` starts it."""
+SCRIPT = Path(sys.executable).with_name("agents-context")
+"""The console script, when the checkout is installed in the running venv (as `uv run` does)."""
 
 TOOLS = [
     "context_search",
@@ -77,3 +89,23 @@ def split_status(text: str) -> tuple[str, dict[str, str]]:
         for key, value in re.findall(r'(\w+)=("(?:[^"\\]|\\.)*"|[^ \]]+)', line)
     }
     return body, fields
+
+
+def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """`agents-context ARGS` through its real entry point (the console script, else `python server.py`)."""
+    command = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, SERVER]
+    return subprocess.run([*command, *args], capture_output=True, text=True, timeout=300, cwd=cwd, check=False)
+
+
+async def call(client: Client, tool: str, **args: object) -> tuple[str, dict[str, str], dict[str, Any]]:
+    """A tool call that must succeed: its BODY, its STATUS fields and its structured content."""
+    result = await client.call_tool(tool, args)
+    assert not result.is_error, text_of(result)
+    body, status = split_status(text_of(result))
+    return body, status, result.structured_content or {}
+
+
+def library_for(agents: Path) -> tuple[Corpus, Library]:
+    """A `.AGENTS` folder read once and indexed, as the server would (no live index)."""
+    corpus = load(make_roots([agents]))
+    return corpus, index_corpus(corpus)

@@ -1,0 +1,71 @@
+"""Names never served (secrets, whatever their case) and pinned files."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from corpus.rules import PinSet
+from tests.corpus.support import corpus_of, reasons, served
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        ".env",
+        ".ENV",
+        ".env.local",
+        "prod.env",
+        "server.KEY",
+        "cert.pem",
+        "store.p12",
+        "store.PFX",
+        "site.crt",
+        "site.cer",
+        "site.der",
+        "java.jks",
+        "app.keystore",
+        "id_rsa",
+        "ID_RSA.pub",
+        "id_dsa",
+        "id_ecdsa_sk",
+        "id_ed25519.pub",
+        "vault.kdbx",
+        ".netrc",
+        ".NPMRC",
+        ".pypirc",
+        "credentials.json",
+        "Credentials-prod.JSON",
+    ],
+)
+def test_secrets_are_never_served_whatever_their_case(make_tree: Callable[..., Path], name: str) -> None:
+    root = make_tree({name: "TOKEN=abc123\n", "ok.md": "ok\n"})
+    corpus = corpus_of(root)
+    assert served(corpus) == ["ok.md"]
+    assert reasons(corpus) == {name: "looks like a secret (denylist)"}
+
+
+def test_default_pins_are_overview_and_conventions_at_the_top_only(make_tree: Callable[..., Path]) -> None:
+    root = make_tree(
+        {
+            "Overview.md": "# O\n",
+            "CONVENTIONS.MD": "# C\n",
+            "security.md": "# S\n",
+            "sub/overview.md": "# nested, not pinned\n",
+        }
+    )
+    files = corpus_of(root).files
+    pinned = sorted(f.rel for f in files.values() if f.pinned)
+    assert pinned == ["CONVENTIONS.MD", "Overview.md"]
+    assert files[".AGENTS/security.md"].searchable
+    assert files[".AGENTS/sub/overview.md"].searchable
+
+
+def test_pin_flag_replaces_the_set_and_empty_pins_nothing(make_tree: Callable[..., Path]) -> None:
+    root = make_tree({"overview.md": "o\n", "rules/deploy.md": "d\n"})
+    chosen = corpus_of(root, PinSet(["rules/deploy.md"])).files
+    assert [f.rel for f in chosen.values() if f.pinned] == ["rules/deploy.md"]
+    nothing = corpus_of(root, PinSet([""])).files
+    assert not any(f.pinned for f in nothing.values())

@@ -1,0 +1,395 @@
+"""Walking a root: what is served, what is skipped and why, symlinks confined to the root."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from corpus.catalog import Corpus, load, read_uri
+from corpus.roots import make_roots
+from corpus.scan import walk
+from tests.corpus.support import POSIX, corpus_of, reasons, served
+from tests.helpers import REPO
+from tests.tally import tried
+
+
+def test_text_files_are_served_whatever_their_name(make_tree: Callable[..., Path]) -> None:
+    root = make_tree(
+        {
+            "overview.md": "# Overview\n",
+            "!.md": "bang\n",
+            "C#.md": "sharp\n",
+            "with space.md": "space\n",
+            "ünïcødé.md": "accents\n",
+            "日本語.txt": "japanese\n",
+            ".hidden.md": "hidden files are included\n",
+            ".sub/nested.md": "hidden folders too\n",
+            "notes.yaml": "key: value\n",
+        }
+    )
+    corpus = corpus_of(root)
+    assert served(corpus) == sorted(
+        [
+            "overview.md",
+            "!.md",
+            "C#.md",
+            "with space.md",
+            "ünïcødé.md",
+            "日本語.txt",
+            ".hidden.md",
+            ".sub/nested.md",
+            "notes.yaml",
+        ]
+    )
+    assert corpus.skipped == []
+
+
+@pytest.mark.parametrize(
+    "folder",
+    [
+        *(".git", ".GIT", ".hg", ".svn", ".jj", "__pycache__", ".mypy_cache", ".ruff_cache"),
+        *(".pytest_cache", "node_modules", "Node_Modules", ".venv", ".tox"),
+    ],
+)
+def test_ignored_folders_are_not_walked(make_tree: Callable[..., Path], folder: str) -> None:
+    root = make_tree({f"{folder}/inside.md": "never\n", "ok.md": "ok\n"})
+    corpus = corpus_of(root)
+    assert served(corpus) == ["ok.md"]
+    assert reasons(corpus) == {f"{folder}/": "ignored folder"}
+
+
+@pytest.mark.skipif(not POSIX, reason="symlinks need privileges on Windows")
+def test_symlinks_inside_are_followed_and_outside_refused(make_tree: Callable[..., Path], tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.md").write_text("outside the root\n")
+    root = make_tree({"real.md": "inside\n", "dir/deep.md": "deep\n"})
+    (root / "link-in.md").symlink_to(root / "real.md")
+    (root / "link-out.md").symlink_to(outside / "secret.md")
+    (root / "dir-out").symlink_to(outside)
+    (root / "broken.md").symlink_to(root / "missing.md")
+    (root / "dir" / "loop").symlink_to(root / "dir")
+    corpus = corpus_of(root)
+    assert served(corpus) == ["dir/deep.md", "link-in.md", "real.md"]
+    assert reasons(corpus) == {
+        "broken.md": "broken symlink",
+        "dir-out": "symlink target leaves the root",
+        "link-out.md": "symlink target leaves the root",
+    }
+    assert corpus.files[".AGENTS/link-in.md"].text == "inside\n"
+
+
+@pytest.mark.skipif(not POSIX, reason="FIFOs and unix sockets are POSIX")
+def test_fifos_and_sockets_are_skipped_without_being_opened(make_tree: Callable[..., Path], short_tmp: Path) -> None:
+    root = make_tree({"ok.md": "ok\n"})
+    os.mkfifo(root / "pipe.md")
+    short = short_tmp  # unix socket paths must be short
+    sock = socket.socket(socket.AF_UNIX)
+    try:
+        sock.bind(str(short / "s"))
+        (root / "sock.md").symlink_to(short / "s")
+        result: list[Corpus] = []
+        worker = threading.Thread(target=lambda: result.append(corpus_of(root)), daemon=True)
+        worker.start()
+        worker.join(timeout=10)
+        assert not worker.is_alive(), "the scan blocked on a FIFO"
+    finally:
+        sock.close()
+    got = reasons(result[0])
+    assert got["pipe.md"] == "not a regular file (FIFO)"
+    assert got["sock.md"] == "symlink target leaves the root"
+    assert served(result[0]) == ["ok.md"]
+
+
+@pytest.mark.skipif(not POSIX, reason="socket file inside the root needs AF_UNIX")
+def test_a_socket_inside_the_root_is_skipped(short_tmp: Path) -> None:
+    root = short_tmp
+    (root / "ok.md").write_text("ok\n")
+    sock = socket.socket(socket.AF_UNIX)
+    try:
+        sock.bind(str(root / "s.md"))
+        assert reasons(corpus_of(root)) == {"s.md": "not a regular file (socket)"}
+    finally:
+        sock.close()
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="Linux accepts non-UTF-8 file names")
+def test_names_that_are_not_utf8_are_skipped(make_tree: Callable[..., Path]) -> None:
+    root = make_tree({"ok.md": "ok\n"})
+    fd = os.open(os.fsencode(root) + b"/bad\xff.md", os.O_CREAT | os.O_WRONLY)
+    os.close(fd)
+    corpus = corpus_of(root)
+    assert served(corpus) == ["ok.md"]
+    assert reasons(corpus) == {"bad\\xff.md": "name is not valid UTF-8"}
+
+
+_UNPRIVILEGED_SCAN = """
+import json, os, sys
+from corpus.catalog import load
+from corpus.roots import make_roots
+from pathlib import Path
+roots = make_roots([Path(sys.argv[1])])
+os.setegid(65534); os.seteuid(65534)  # after the imports: the interpreter lives under /root
+c = load(roots)
+print(json.dumps({"served": sorted(f.rel for f in c.files.values()),
+                  "skipped": {s.rel: s.reason for s in c.skipped}}))
+"""
+
+
+@pytest.mark.skipif(not POSIX, reason="POSIX permissions")
+def test_unreadable_files_and_folders_are_skipped(short_tmp: Path) -> None:
+    root = short_tmp  # an unprivileged user can reach it (pytest's tmp_path is the owner's only)
+    root.chmod(0o755)
+    (root / "ok.md").write_text("ok\n")
+    (root / "locked.md").write_text("no\n")
+    (root / "locked.md").chmod(0o000)
+    (root / "closed").mkdir()
+    (root / "closed" / "x.md").write_text("x\n")
+    (root / "closed").chmod(0o000)
+    if os.geteuid() != 0:
+        corpus = corpus_of(root)
+        got = {"served": served(corpus), "skipped": reasons(corpus)}
+    else:  # root reads everything: scan as an unprivileged user instead
+        out = subprocess.run(
+            [sys.executable, "-c", _UNPRIVILEGED_SCAN, str(root)],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=REPO,
+        )
+        got = json.loads(out.stdout)
+    assert got["served"] == ["ok.md"]
+    assert got["skipped"] == {
+        "closed": "unreadable folder (Permission denied)",
+        "locked.md": "unreadable (permission denied)",
+    }
+    tried("unreadable file or folder", 2)
+
+
+MARKER = "xyzzy"
+"""In every file a link must not serve; plain words, so no output masks it as a credential."""
+
+
+DENYLISTED = "symlink to a denylisted file .env"
+
+
+REAL = "# Real\n\nSee [the notes](notes.md), [the api](api.md) and [ok](ok.md).\n"
+
+
+LINKED: dict[str, str] = {
+    "notes.md": ".env",
+    "overview.md": ".env",  # pinned by name
+    "api.md": ".env",  # context_for_path would pick it for src/api/...
+    "chain.md": "sub/hop.md",  # a link to a link to the secret
+    "sub/hop.md": "../.env",
+    "key.md": "keys/id_rsa",
+    "linkdir": "node_modules",
+    "into.md": "node_modules/pkg/readme.md",
+    "viadir.md": "linkdir/pkg/readme.md",  # through a linked folder
+    "pub": "private",
+    "draft.md": "private/draft.md",
+    "alias": "plans",  # sorts before plans/, so the folder is walked as alias/
+    "scratch.md": "notes.md~",
+    "rules.md": ".agentsignore",
+    "ok.md": "real.md",
+}
+
+
+LINK_REASONS: dict[str, str] = {
+    "notes.md": DENYLISTED,
+    "overview.md": DENYLISTED,
+    "api.md": DENYLISTED,
+    "chain.md": DENYLISTED,
+    "sub/hop.md": DENYLISTED,
+    "key.md": "symlink to a denylisted file keys/id_rsa",
+    "linkdir/": "symlink to an ignored folder node_modules/",
+    "into.md": "symlink into an ignored folder (node_modules/pkg/readme.md)",
+    "viadir.md": "symlink into an ignored folder (node_modules/pkg/readme.md)",
+    "pub/": "symlink to private/, ignored by .gitignore",
+    "draft.md": "symlink to private/draft.md, ignored by .gitignore",
+    "alias/hidden.md": "symlink to plans/hidden.md, ignored by .gitignore",
+    "scratch.md": "symlink to an editor temporary file notes.md~",
+    "rules.md": "symlink to an ignore file .agentsignore",
+}
+
+
+def linked_tree(make_tree: Callable[..., Path]) -> Path:
+    """A `.AGENTS` root whose innocent names link to what the root never serves."""
+    root = make_tree(
+        {
+            ".env": f"# Env\n\n{MARKER} token do not serve\n",
+            "keys/id_rsa": f"{MARKER} private key\n",
+            "node_modules/pkg/readme.md": f"# Pkg\n\n{MARKER} from node modules\n",
+            "private/draft.md": f"# Draft\n\n{MARKER} private draft\n",
+            "plans/hidden.md": f"# Hidden\n\n{MARKER} hidden plan\n",
+            "plans/open.md": "# Open plan\n\nThe shared plan.\n",
+            "notes.md~": f"{MARKER} editor scratch\n",
+            ".gitignore": "private/\nplans/hidden.md\n",
+            ".agentsignore": f"# {MARKER} rules\n",
+            "real.md": REAL,
+            "web.md": "# Web\n\nThe web rules.\n",
+        }
+    )
+    (root / "sub").mkdir()
+    for rel, target in LINKED.items():
+        (root / rel).symlink_to(target)
+    return root
+
+
+OTHER_REASONS = {
+    ".env": "looks like a secret (denylist)",
+    "keys/id_rsa": "looks like a secret (denylist)",
+    "node_modules/": "ignored folder",
+    "private/": "ignored by .gitignore",
+    "notes.md~": "editor temporary file",
+}
+
+
+@pytest.mark.skipif(not POSIX, reason="symlinks need privileges on Windows")
+def test_a_symlink_is_refused_as_its_target_would_be(make_tree: Callable[..., Path]) -> None:
+    from corpus.read import Skipped
+    from retrieval.render import briefing
+    from retrieval.search import reader
+
+    def read(name: str) -> reader.Excerpt:  # as read_context does: resolve the name, read the file now
+        target = reader.target(corpus, name)
+        return reader.excerpt(read_uri(corpus, target.uri), target.fragment)
+
+    root = linked_tree(make_tree)
+    corpus = corpus_of(root)
+    assert served(corpus) == ["alias/open.md", "ok.md", "real.md", "web.md"]
+    assert reasons(corpus) == {**OTHER_REASONS, **LINK_REASONS}
+    assert not any(MARKER in f.text for f in corpus.files.values())
+    assert not [f for f in corpus.files.values() if f.pinned]  # `overview.md -> .env` pins nothing
+    assert MARKER not in briefing.pinned_context(corpus)
+    fresh = {  # read fresh from disk by URI, as resources/read does: the same reasons
+        **{f"agents://{rel}": why for rel, why in LINK_REASONS.items() if not rel.endswith("/")},
+        "agents://linkdir/pkg/readme.md": "symlink into an ignored folder (node_modules/pkg/readme.md)",
+        "agents://pub/draft.md": "symlink to private/draft.md, ignored by .gitignore",
+    }
+    for uri, why in fresh.items():
+        with pytest.raises(Skipped) as refused:
+            read_uri(corpus, uri)
+        assert str(refused.value) == f"{uri} is not served: {why}"
+    for name in ("notes.md", ".AGENTS/notes.md", "agents://notes.md#env", "notes.md#L1-L3", "pub/draft.md"):
+        with pytest.raises(Skipped, match="symlink"):  # read_context, and resources/read with a #fragment
+            read(name)
+    assert read("ok.md").file.text == REAL  # a link to a served file still serves it
+    # A folder walked alone (a live refresh) is walked as its real path would be.
+    part = walk(corpus.roots[0], under="linkdir/pkg")
+    assert (part.files, [(s.rel, s.reason) for s in part.skipped]) == (
+        [],
+        [("linkdir/pkg/", "symlink into an ignored folder (node_modules/pkg/)")],
+    )
+    part = walk(corpus.roots[0], under="alias")
+    assert [f.rel for f in part.files] == ["alias/open.md"]
+    assert [(s.rel, s.reason) for s in part.skipped] == [("alias/hidden.md", LINK_REASONS["alias/hidden.md"])]
+
+
+@pytest.mark.skipif(not POSIX, reason="symlinks need privileges on Windows")
+def test_a_symlink_retargeted_at_a_secret_leaves_the_index(make_tree: Callable[..., Path]) -> None:
+    from live.index import LiveIndex
+
+    agents = make_tree({"draft.md": "# Draft\n\nFine to serve.\n", ".env": f"{MARKER}\n"})
+    docs = make_tree({"guide.md": "# Guide\n\nFine.\n", "prod.key": f"{MARKER}\n"}, name="docs")
+    (agents / "notes.md").symlink_to("draft.md")
+    (docs / "alias.md").symlink_to("guide.md")
+    live = LiveIndex(make_roots([agents], [docs]))
+    assert {".AGENTS/notes.md", "docs/alias.md"} <= set(live.corpus.files)
+    (agents / "notes.md").unlink()
+    (agents / "notes.md").symlink_to(".env")
+    (docs / "alias.md").unlink()
+    (docs / "alias.md").symlink_to("prod.key")
+    agents_root, docs_root = live.roots
+    live.sweep(agents_root)  # a `.AGENTS` root is swept on any change
+    live.refresh(docs_root, [docs / "alias.md"])  # a docs root re-reads only what changed
+    assert ".AGENTS/notes.md" not in live.corpus.files and "docs/alias.md" not in live.corpus.files
+    got = {f"{s.root.label}/{s.rel}": s.reason for s in live.corpus.skipped}
+    assert got[".AGENTS/notes.md"] == DENYLISTED
+    assert got["docs/alias.md"] == "symlink to a denylisted file prod.key"
+    assert not any(MARKER in f.text for f in live.corpus.files.values())
+
+
+@pytest.mark.skipif(not POSIX, reason="symlinks need privileges on Windows")
+def test_conventional_files_that_link_to_secrets_are_refused(tmp_path: Path) -> None:
+    repo = tmp_path / "shop"
+    for rel, text in {
+        ".env": f"{MARKER}\n",
+        "secrets/prod.env": f"{MARKER}\n",
+        "node_modules/gh/copilot-instructions.md": f"{MARKER}\n",
+        "docs/AGENTS.md": "# Docs\n\nWrite plainly.\n",
+    }.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
+    (repo / "AGENTS.md").symlink_to(".env")
+    (repo / "src").mkdir()
+    (repo / "src/AGENTS.md").symlink_to("../secrets/prod.env")
+    (repo / ".github").symlink_to("node_modules/gh")
+    corpus = load(make_roots([], conventional=repo))
+    assert served(corpus) == ["docs/AGENTS.md"]
+    assert reasons(corpus) == {
+        "AGENTS.md": DENYLISTED,
+        "src/AGENTS.md": "symlink to a denylisted file secrets/prod.env",
+        ".github/": "symlink into an ignored folder (node_modules/gh/)",
+        "node_modules/": "ignored folder",
+    }
+
+
+@pytest.mark.anyio
+@pytest.mark.skipif(not POSIX, reason="symlinks need privileges on Windows")
+async def test_an_mcp_client_never_gets_what_a_symlink_points_at(make_tree: Callable[..., Path]) -> None:
+    """resources/list and /read, read_context, every search tool, pinned context, the status and
+    the doctor, through a real client: the secret's text never, the reason in context_status."""
+    from mcp import Client, MCPError
+
+    from cli.doctor import diagnose
+    from tests.helpers import make_server, text_of
+
+    root = linked_tree(make_tree)
+    server = make_server(root)
+    outputs: list[str] = []
+    async with Client(server, mode="legacy") as client:
+        listed = sorted(r.uri for r in (await client.list_resources()).resources if r.uri.startswith("agents://"))
+        for uri in ("agents://notes.md", "agents://notes.md#env", "agents://overview.md", "agents://pub/draft.md"):
+            with pytest.raises(MCPError, match="symlink to") as refused:
+                await client.read_resource(uri)
+            outputs.append(str(refused.value))
+        for path in ("notes.md", ".AGENTS/overview.md", "agents://chain.md#L1", "linkdir/pkg/readme.md"):
+            result = await client.call_tool("read_context", {"path": path})
+            assert result.is_error and "symlink" in text_of(result)
+            outputs.append(text_of(result))
+        hit = await client.call_tool("context_search", {"query": "notes api real"})
+        outputs.append(text_of(hit))
+        links = [link["path"] for h in (hit.structured_content or {})["hits"] for link in h["links"]]
+        assert links == [".AGENTS/ok.md"]  # the links to notes.md and api.md lead nowhere served
+        for tool, args in (
+            ("context_search", {"query": "token private draft hidden key modules scratch rules"}),
+            ("search_docs", {"query": "token private draft hidden key modules scratch rules"}),
+            ("context_for_path", {"path": "src/api/auth.py"}),
+            ("pinned_context", {}),
+        ):
+            outputs.append(text_of(await client.call_tool(tool, args)))
+        outputs.append(str(await client.get_prompt("pinned_context")))
+        status = text_of(await client.call_tool("context_status", {}))
+        outputs.append(status)
+        web = text_of(await client.call_tool("context_for_path", {"path": "src/web/app.ts"}))
+    assert listed == ["agents://alias/open.md", "agents://ok.md", "agents://real.md", "agents://web.md"]
+    assert f"skipped .AGENTS/notes.md: {DENYLISTED}" in status
+    assert f"skipped .AGENTS/overview.md: {DENYLISTED}" in status
+    assert "The web rules." in web
+    with server.app.live.view() as view:
+        report = diagnose(view.corpus, view.library)
+    assert {(f.path, f.message) for f in report.findings if f.check == "skipped"} >= {
+        (".AGENTS/notes.md", f"not served: {DENYLISTED}"),
+        (".AGENTS/linkdir/", "not served: symlink to an ignored folder node_modules/"),
+    }
+    outputs.append(report.model_dump_json())
+    assert not [out for out in outputs if MARKER in out]

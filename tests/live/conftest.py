@@ -1,0 +1,36 @@
+"""Fixtures the tests of this folder share."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from live.settle import Settler
+from tests.live.support import AGENTS, DOCS
+
+
+@pytest.fixture
+def cache_dir(tmp_path: Path) -> Path:
+    return tmp_path / "cache"
+
+
+@pytest.fixture
+def reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The files the live index reads from disk (the real reader, counted)."""
+    seen: list[str] = []
+    real = Settler._read_settled
+
+    def counted(self: Settler, root: Any, ref: Any) -> Any:
+        seen.append(ref.rel)
+        return real(self, root, ref)
+
+    monkeypatch.setattr(Settler, "_read_settled", counted)
+    return seen
+
+
+@pytest.fixture
+def trees(make_tree: Callable[..., Path]) -> tuple[Path, Path]:
+    return make_tree(AGENTS), make_tree(DOCS, name="docs")

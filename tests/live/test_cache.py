@@ -1,0 +1,239 @@
+"""The persistent index: a restart reads the cache, not the files; entries are private, checked, discarded when damaged, pruned, and written by one server at a time."""
+
+from __future__ import annotations
+
+import logging
+import os
+import stat
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from corpus.read import DEFAULT_MAX_BYTES
+from corpus.roots import make_roots
+from live import arrayfile
+from live.cache import ENV, IndexCache, default_dir
+from live.codec import FORMAT
+from retrieval.engine.ranking import DEFAULT
+from tests.conftest import TEST_CACHE
+from tests.helpers import cli
+from tests.live.support import AGENTS, DOCS, assert_like_fresh, open_live, ranked
+
+
+def test_a_restart_reads_the_cache_not_the_files_and_answers_exactly_like_a_fresh_build(
+    trees: tuple[Path, Path], cache_dir: Path, reads: list[str]
+) -> None:
+    agents, docs = trees
+    first = open_live(agents, docs, cache_dir)
+    first.close()
+    assert len(reads) == len(AGENTS) + len(DOCS)
+    entries = sorted(cache_dir.glob("*.index"))
+    assert len(entries) == 2  # one entry per root
+    reads.clear()
+
+    second = open_live(agents, docs, cache_dir)
+    assert reads == []  # every file's stat matched: nothing re-read, nothing re-tokenized
+    assert second.last_change is None
+    reads.clear()
+    assert_like_fresh(second, agents, docs)
+
+
+def test_the_cache_is_readable_by_the_user_only(trees: tuple[Path, Path], cache_dir: Path) -> None:
+    if os.name != "posix":
+        pytest.skip("permission bits are POSIX")
+    open_live(*trees, cache_dir).close()
+    assert stat.S_IMODE(cache_dir.stat().st_mode) == 0o700
+    for entry in cache_dir.iterdir():
+        assert stat.S_IMODE(entry.stat().st_mode) == 0o600, entry.name
+
+
+def test_changes_made_while_no_server_ran_are_found_on_restart(
+    trees: tuple[Path, Path], cache_dir: Path, reads: list[str]
+) -> None:
+    agents, docs = trees
+    open_live(agents, docs, cache_dir).close()
+    (agents / "security.md").write_text("# Security\n\nomega rules now.\n")
+    (agents / "C#.md").unlink()
+    (agents / "new.md").write_text("# New\n\nlambda arrived.\n")
+    (docs / "page03.md").write_text("# Page 3\n\nrewritten mu\n")
+    reads.clear()
+
+    live = open_live(agents, docs, cache_dir)
+    assert sorted(reads) == ["new.md", "page03.md", "security.md"]  # only what moved
+    assert [u for u, _, _ in ranked(live, "omega")] == [".AGENTS/security.md:1", ".AGENTS/security.md#0"]
+    assert not any(unit_id.startswith(".AGENTS/C#.md") for unit_id, _, _ in ranked(live, "zeta"))
+    assert_like_fresh(live, agents, docs)
+
+
+def test_same_size_and_mtime_but_new_content_is_not_trusted_to_the_cache(
+    trees: tuple[Path, Path], cache_dir: Path
+) -> None:
+    """An editor or a checkout can restore the mtime of a file it rewrote with as many bytes: the
+    change time (and then the content digest) still catch it."""
+    agents, docs = trees
+    path = agents / "security.md"
+    before = path.stat()
+    open_live(agents, docs, cache_dir).close()
+    text = path.read_text()
+    path.write_text(text.replace("alpha beta", "omega pipe"))
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert path.stat().st_size == before.st_size
+
+    live = open_live(agents, docs, cache_dir)
+    assert [u for u, _, _ in ranked(live, "omega pipe")] == [".AGENTS/security.md:1", ".AGENTS/security.md#0"]
+    assert_like_fresh(live, agents, docs)
+
+
+def damage(entry: Path) -> Iterator[tuple[str, Callable[[], None]]]:
+    original = entry.read_bytes()
+
+    def truncate() -> None:
+        entry.write_bytes(original[: len(original) // 2])
+
+    def flip() -> None:
+        data = bytearray(original)
+        data[len(data) // 2] ^= 0xFF
+        entry.write_bytes(bytes(data))
+
+    def garbage() -> None:
+        entry.write_bytes(b"not a cache at all")
+
+    def foreign_array() -> None:  # intact bytes, arrays that disagree: a posting names no document
+        arrays = dict(arrayfile.read(entry))
+        arrays["w_docs"] = np.full_like(arrays["w_docs"], 10**9)
+        with entry.open("wb") as out:
+            arrayfile.write(out, arrays)
+
+    yield from (("truncated", truncate), ("a flipped byte", flip), ("garbage", garbage), ("foreign", foreign_array))
+
+
+def test_a_damaged_entry_is_discarded_and_rebuilt_never_trusted(
+    trees: tuple[Path, Path], cache_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    agents, docs = trees
+    open_live(agents, docs, cache_dir).close()
+    entry = max(cache_dir.glob("*.index"), key=lambda p: p.stat().st_size)  # the docs root's
+    pristine = entry.read_bytes()
+    for name, spoil in damage(entry):
+        entry.write_bytes(pristine)
+        spoil()
+        caplog.clear()
+        live = open_live(agents, docs, cache_dir)
+        assert "discarding the cache for docs" in caplog.text, name
+        assert_like_fresh(live, agents, docs)
+        live.close()
+        assert entry.exists(), f"{name}: rebuilt and written again"
+        pristine = entry.read_bytes()
+
+
+def test_an_entry_written_for_another_root_or_format_is_not_used(
+    make_tree: Callable[..., Path], cache_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    one = make_tree({"a.md": "# A\n\nonly in one\n"}, name="one/.AGENTS")
+    two = make_tree({"a.md": "# A\n\nonly in two\n"}, name="two/.AGENTS")
+    store = IndexCache(cache_dir, DEFAULT.fingerprint)
+    open_live(one, None, cache_dir).close()
+    (entry,) = cache_dir.glob("*.index")
+    (root_two,) = make_roots([two])
+    key_two = store.key(root_two, ["conventions.md", "overview.md"], DEFAULT_MAX_BYTES)
+    entry.rename(store.path(key_two))  # as if one root's entry sat under the other's name
+    live = open_live(two, None, cache_dir)
+    assert "written for another format or root" in caplog.text
+    assert ranked(live, "two") and not ranked(live, "one")
+    # A new format, tokenizer or ranking field set names another entry: the old one is never read.
+    assert IndexCache(cache_dir, "other tokenizer").key(root_two, [], 1) != store.key(root_two, [], 1)
+    assert FORMAT >= 2
+
+
+def test_entries_nobody_wrote_for_a_month_are_pruned(make_tree: Callable[..., Path], cache_dir: Path) -> None:
+    one = make_tree({"a.md": "# A\n\none\n"}, name="one/.AGENTS")
+    two = make_tree({"a.md": "# A\n\ntwo\n"}, name="two/.AGENTS")
+    open_live(one, None, cache_dir).close()
+    (old,) = cache_dir.glob("*.index")
+    month_ago = time.time() - 31 * 24 * 3600
+    for path in cache_dir.iterdir():
+        os.utime(path, (month_ago, month_ago))
+    open_live(two, None, cache_dir).close()
+    assert not old.exists()  # another root's entry, untouched for a month
+    assert len(list(cache_dir.glob("*.index"))) == 1
+
+
+def test_a_second_server_writing_the_same_entry_leaves_it_to_the_first(
+    trees: tuple[Path, Path], cache_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, "agents_context")
+    agents, docs = trees
+    store = IndexCache(cache_dir, DEFAULT.fingerprint)
+    root = make_roots([agents], [docs])[1]
+    lock = cache_dir / f"{store.key(root, [], DEFAULT_MAX_BYTES)}.lock"
+    cache_dir.mkdir()
+    holder = subprocess.Popen(  # another process holds the entry's lock, as a server writing it would
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent(f"""
+                import sys
+                from filelock import FileLock
+                with FileLock({str(lock)!r}):
+                    print("locked", flush=True)
+                    sys.stdin.read()
+            """),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+        live = open_live(agents, docs, cache_dir)
+        assert "another server is writing the cache for docs" in caplog.text
+        assert len(list(cache_dir.glob("*.index"))) == 1  # the .AGENTS entry only
+        assert_like_fresh(live, agents, docs)  # serving is not affected
+    finally:
+        holder.communicate("", timeout=30)
+    open_live(agents, docs, cache_dir).close()
+    assert len(list(cache_dir.glob("*.index"))) == 2  # once the lock is free, the entry is written
+
+
+def test_an_unwritable_cache_folder_only_costs_the_cache(
+    trees: tuple[Path, Path], tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    live = open_live(*trees, blocker / "cache")
+    assert "could not write the cache" in caplog.text
+    assert_like_fresh(live, *trees)
+
+
+def test_tests_never_touch_the_users_real_cache() -> None:
+    assert os.environ[ENV] == str(TEST_CACHE)
+    assert default_dir() == TEST_CACHE
+    assert default_dir({}) != TEST_CACHE  # what a user gets: platformdirs' cache folder
+
+
+def test_cache_flags_and_subcommand_through_the_real_entry_point(trees: tuple[Path, Path], tmp_path: Path) -> None:
+    agents, docs = trees
+    where = tmp_path / "cli-cache"
+    done = cli("search", "alpha", "--root", str(agents), "--docs", str(docs), "--cache-dir", str(where))
+    assert done.returncode == 0, done.stderr
+    assert len(list(where.glob("*.index"))) == 2
+    shown = cli("cache", "--cache-dir", str(where))
+    assert shown.returncode == 0 and f"{where}: 4 files" in shown.stdout  # two entries, two lock files
+    cleared = cli("cache", "clear", "--cache-dir", str(where))
+    assert cleared.returncode == 0 and "removed 4 files" in cleared.stdout
+    assert list(where.iterdir()) == []
+
+    none = tmp_path / "no-cache"
+    done = cli("search", "alpha", "--root", str(agents), "--no-cache", "--cache-dir", str(none))
+    assert done.returncode == 0 and not none.exists()
+
+    inside = cli("search", "alpha", "--root", str(agents), "--cache-dir", str(agents / "cache"))
+    assert inside.returncode == 2
+    assert "is inside the corpus root" in inside.stderr and "--no-cache" in inside.stderr
+    assert not (agents / "cache").exists()  # the server never writes to the corpus

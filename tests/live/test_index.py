@@ -1,0 +1,269 @@
+"""The live index: any sequence of file operations ends exactly like a fresh index; updates coalesce; hits are verified against the disk."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import anyio
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from mcp import Client
+
+from cli.settings import Settings
+from corpus.catalog import Change
+from corpus.roots import make_roots
+from live import index as live_module
+from live.index import LiveIndex
+from retrieval.search.answer import WINDOWS
+from retrieval.search.policy import served
+from retrieval.search.retriever import RetrievalRequest
+from server import create_server
+from tests.helpers import eventually, search, split_status, text_of
+from tests.live.support import (
+    QUERIES,
+    WORDS,
+    assert_like_fresh,
+    big_docs_tree,
+    doc,
+    held_after_first_chunk,
+    open_live,
+    ranked,
+)
+
+
+def assert_same_as_fresh(live: LiveIndex, root: Path) -> None:
+    fresh = LiveIndex(make_roots([root]))
+    assert sorted(live.corpus.files) == sorted(fresh.corpus.files)
+    for query in QUERIES:
+        assert ranked(live, query) == ranked(fresh, query)  # exact: same floats, same order
+
+
+operations = st.lists(
+    st.tuples(
+        st.sampled_from(["add", "edit", "rename", "delete", "touch", "mkdir-move"]),
+        st.integers(0, 9),
+        st.integers(0, 9),
+        st.lists(st.sampled_from(WORDS), min_size=0, max_size=30),
+    ),
+    min_size=20,
+    max_size=60,
+)
+
+
+@settings(max_examples=25, deadline=None)
+@given(operations, st.booleans())
+def test_any_sequence_of_file_operations_ends_exactly_like_a_fresh_index(
+    tmp_path_factory: pytest.TempPathFactory, ops: list[tuple[str, int, int, list[str]]], by_events: bool
+) -> None:
+    base = tmp_path_factory.mktemp("ops")
+    root = base / ".AGENTS"
+    root.mkdir()
+    try:
+        (root / "seed.md").write_text(doc(WORDS[:3], "seed"))
+        live = LiveIndex(make_roots([root]), settle_s=0)
+        (r,) = live.roots
+        for op, a, b, words in ops:
+            src, dst = root / f"f{a}.md", root / f"f{b}.md"
+            touched: list[Path] = [src, dst]
+            if op in ("add", "edit"):
+                src.write_text(doc(words, f"h{a}"))
+            elif op == "rename" and src.exists():
+                src.replace(dst)
+            elif op == "delete" and src.exists():
+                src.unlink()
+            elif op == "touch" and src.exists():
+                os.utime(src, ns=(time.time_ns(), time.time_ns() + 1_000_000))
+            elif op == "mkdir-move" and src.exists():
+                (root / f"d{b}").mkdir(exist_ok=True)
+                src.replace(root / f"d{b}" / src.name)
+                touched.append(root / f"d{b}")
+            if by_events:
+                live.refresh(r, touched)
+            else:
+                live.sweep(r)
+        assert_same_as_fresh(live, root)
+    finally:
+        shutil.rmtree(base)
+
+
+def test_unchanged_files_are_never_re_tokenized(make_tree: Callable[..., Path]) -> None:
+    root = make_tree({f"f{i}.md": doc(WORDS[i : i + 3], f"h{i}") for i in range(8)})
+    live = LiveIndex(make_roots([root]))
+    seen: list[str] = []
+    tokenize = live.library.ranking.tokenize
+
+    def counting(text: str) -> Sequence[str]:
+        seen.append(text)
+        return tokenize(text)
+
+    live.library.ranking = live.library.ranking.but(tokenize=counting)
+    (r,) = live.roots
+    os.utime(root / "f1.md", ns=(time.time_ns(), time.time_ns() + 5_000_000))
+    assert live.sweep(r).count == 0
+    assert seen == []  # a touch re-reads and hashes, but does not re-tokenize
+    (root / "f2.md").write_text(doc(["kappa"], "edited"))
+    change = live.sweep(r)
+    assert change.changed == {".AGENTS/f2.md"} and not change.added and not change.removed
+    assert seen and all("edited" in text or "kappa" in text or text == "f2" for text in seen)  # f2's text and path
+
+
+def test_a_bulk_change_is_one_coalesced_update(make_tree: Callable[..., Path]) -> None:
+    root = make_tree({"a.md": "# A\n\nalpha\n"})
+    live = LiveIndex(make_roots([root]))
+    calls: list[Change] = []
+    live.listeners.append(lambda _root, change: calls.append(change))
+    generation = live.generation
+    for i in range(300):  # a `git checkout` touching hundreds of files
+        (root / f"bulk{i:03}.md").write_text(f"# Bulk {i}\n\nbeta {i}\n")
+    (root / "a.md").unlink()
+    change = live.sweep(live.roots[0])
+    assert live.generation == generation + 1
+    assert len(calls) == 1 and calls[0] == change
+    assert len(change.added) == 300 and change.removed == {".AGENTS/a.md"}
+    assert len(ranked(live, "beta")) == 600  # 300 sections and 300 windows
+
+
+def test_an_atomic_save_replaces_the_file_and_is_reported_as_a_change(make_tree: Callable[..., Path]) -> None:
+    root = make_tree({"notes.md": "# Notes\n\nold words\n"})
+    live = LiveIndex(make_roots([root]))
+    tmp = root / ".notes.md.tmp"
+    tmp.write_text("# Notes\n\nnew words\n")
+    tmp.replace(root / "notes.md")  # temp file + rename: watchers report `added` for an existing path
+    change = live.refresh(live.roots[0], [tmp, root / "notes.md"])
+    assert change.changed == {".AGENTS/notes.md"}
+    assert [i for i, _, _ in ranked(live, "new")] == [".AGENTS/notes.md:1", ".AGENTS/notes.md#0"]
+    assert ranked(live, "old") == []
+
+
+def test_vim_backup_and_swap_files_are_never_indexed(make_tree: Callable[..., Path]) -> None:
+    root = make_tree({"rules.md": "# Rules\n\nfirst version\n"})
+    live = LiveIndex(make_roots([root]))
+    (r,) = live.roots
+    swap = root / ".rules.md.swp"
+    swap.write_bytes(b"b0VIM 9.0\x00\x00binary swap")
+    (root / "rules.md").replace(root / "rules.md~")  # vim's backup, then the new file
+    (root / "rules.md").write_text("# Rules\n\nsecond version\n")
+    (root / "4913").write_text("")  # vim's write test
+    live.sweep(r)
+    assert sorted(live.corpus.files) == [".AGENTS/rules.md"]
+    assert {s.rel: s.reason for s in live.corpus.skipped} == {
+        ".rules.md.swp": "editor temporary file",
+        "4913": "editor temporary file",
+        "rules.md~": "editor temporary file",
+    }
+    (root / "rules.md~").unlink()
+    swap.unlink()
+    (root / "4913").unlink()
+    live.sweep(r)
+    assert live.corpus.skipped == []
+    assert ranked(live, "first") == [] and ranked(live, "second")
+
+
+def test_a_root_that_disappears_empties_the_index_until_it_returns(make_tree: Callable[..., Path]) -> None:
+    root = make_tree({"a.md": "# A\n\nalpha\n"})
+    live = LiveIndex(make_roots([root]))
+    (r,) = live.roots
+    shutil.rmtree(root)
+    assert live.sweep(r).removed == {".AGENTS/a.md"}
+    assert live.state[".AGENTS"].present is False and ranked(live, "alpha") == []
+    root.mkdir()
+    (root / "b.md").write_text("# B\n\nalpha again\n")
+    assert live.sweep(r).added == {".AGENTS/b.md"}
+    assert live.state[".AGENTS"].present is True
+
+
+def test_verify_catches_edits_and_deletions_behind_hits(make_tree: Callable[..., Path]) -> None:
+    docs = make_tree({"guide.md": "# Guide\n\nunique-word here\n", "other.md": "# Other\n\nunique-word too\n"}, "docs")
+    agents = make_tree({"a.md": "# A\n"})
+    live = LiveIndex(make_roots([agents], [docs]))
+    with live.view() as view:
+        hits = served(view.library, WINDOWS).retrieve(RetrievalRequest("unique word", 5))
+    (docs / "guide.md").unlink()
+    (docs / "other.md").write_text("# Other\n\nreplaced\n")
+    assert live.verify(d.unit for d in hits) is True
+    assert ranked(live, "unique word") == []
+    assert live.verify(d.unit for d in hits) is False  # nothing left to fix
+
+
+def test_verify_tells_hits_whose_file_another_update_changed_meanwhile(make_tree: Callable[..., Path]) -> None:
+    docs = make_tree({"guide.md": "# Guide\n\nunique-word here\n"}, "docs")
+    live = LiveIndex(make_roots([make_tree({"a.md": "# A\n"})], [docs]))
+    with live.view() as view:
+        hits = served(view.library, WINDOWS).retrieve(RetrievalRequest("unique word", 5))
+        generation = view.generation
+    (docs / "guide.md").write_text("# Guide\n\nreplaced\n")
+    live.sweep(live.roots[1])  # the watcher, say, between the search and its check
+    assert live.verify((d.unit for d in hits), generation) is True  # the disk agrees now, the hits do not
+    assert live.verify((d.unit for d in hits), live.generation) is False
+
+
+def test_background_indexing_answers_from_what_is_ready_marked_partial(
+    make_tree: Callable[..., Path], cache_dir: Path
+) -> None:
+    """A large docs root is read in chunks in a background thread; until it is done, answers come
+    from what is ready and say so. (The progress callback holds the indexer at a chunk boundary, so
+    the test sees the partial state for certain.)"""
+    agents, docs, n = big_docs_tree(make_tree)
+    at_boundary, release = threading.Event(), threading.Event()
+    messages: list[str] = []
+
+    def progress(message: str) -> None:
+        messages.append(message)
+        if "files read" in message and not at_boundary.is_set():
+            at_boundary.set()
+            release.wait(60)
+
+    live = open_live(agents, docs, cache_dir, background=True, progress=progress)
+    try:
+        assert at_boundary.wait(60)
+        assert live.indexing(live.roots) == [f"big:{live_module.CHUNK}/{n}"]
+        assert len(live.corpus.in_root(live.roots[1])) == live_module.CHUNK  # the first chunk is searchable
+        assert [u for u, _, _ in ranked(live, "rules")] == [".AGENTS/rules.md:1", ".AGENTS/rules.md#0"]
+        assert len(list(cache_dir.glob("*.index"))) == 1  # the .AGENTS entry: a half-read root is not cached
+    finally:
+        release.set()
+    assert live.indexer is not None
+    live.indexer.join(60)
+    assert live.indexing(live.roots) == []
+    assert len(live.corpus.in_root(live.roots[1])) == n
+    assert f"indexing big: {n}/{n} files read" in messages
+    # Read in two chunks, then merged: one segment per index, as a bulk build has.
+    assert live.library.windows.n_segments == 1 and live.library.sections.n_segments == 1
+    assert_like_fresh(live, agents, docs)
+    live.close()
+    assert len(list(cache_dir.glob("*.index"))) == 2  # the whole root is cached once read
+
+
+@pytest.mark.anyio
+async def test_while_a_docs_root_is_indexed_the_tools_answer_partial_with_the_progress(
+    make_tree: Callable[..., Path], cache_dir: Path
+) -> None:
+    """Through a real MCP client: the server is up before a large docs root is read; search_docs
+    answers from what is ready, marked `partial=1 indexing=label:done/total`, and
+    context_status says INDEXING; once read, answers are whole again."""
+    agents, docs, n = big_docs_tree(make_tree)
+    at_boundary, release = threading.Event(), threading.Event()
+    live = open_live(agents, docs, cache_dir, background=True, progress=held_after_first_chunk(at_boundary, release))
+    server = create_server(live, Settings(agents=(agents,), docs=(docs,)))
+    try:
+        async with Client(server) as client:
+            assert await anyio.to_thread.run_sync(at_boundary.wait, 60)
+            _, fields = split_status(await search(client, "alpha", "search_docs"))
+            assert fields["partial"] == "1" and fields["indexing"] == f"big:{live_module.CHUNK}/{n}"
+            status = text_of(await client.call_tool("context_status", {}))
+            assert f"INDEXING {live_module.CHUNK}/{n}" in status
+            _, fields = split_status(await search(client, "alpha rules"))
+            assert "partial" not in fields  # context_search reads .AGENTS only, which is whole
+            release.set()
+            await eventually(lambda: not live.building, timeout=60)
+            _, fields = split_status(await search(client, f"word{n - 1}", "search_docs"))
+            assert "partial" not in fields and "indexing" not in fields and fields["hits"] == "1"
+    finally:
+        release.set()
+        live.close()

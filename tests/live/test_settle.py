@@ -1,0 +1,74 @@
+"""Settled reads: a save in progress is never indexed half-written; an emptied file is indexed empty once it stays so."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from corpus.roots import make_roots
+from live.index import LiveIndex
+from tests.live.support import ranked
+
+WRITER = """
+import sys, time
+path, versions = sys.argv[1], int(sys.argv[2])
+for n in range(1, versions + 1):
+    with open(path, "w") as out:  # truncate, then write in pieces: torn states sit on disk
+        out.write(f"# Big\\n\\nBEGIN {n}\\n")
+        for i in range(200):
+            out.write(f"line {i} of version {n} " * 5 + "\\n")
+            if i % 50 == 0:
+                out.flush()
+                time.sleep(0.001)
+        out.write(f"END {n}\\n")
+    time.sleep(0.002 if n % 2 else 0.06)  # a save right after the last one, then a rest
+"""
+
+
+def test_a_file_caught_mid_save_is_never_indexed_torn(make_tree: Callable[..., Path]) -> None:
+    """Sweeps run while another process saves a file over and over, in pieces: each sweep's
+    index holds a whole version of it (never a torn one), and the last version once it is done."""
+    root = make_tree({"big.md": "# Big\n\nBEGIN 0\nEND 0\n"})
+    live = LiveIndex(make_roots([root]))
+    (r,) = live.roots
+
+    def indexed() -> str:
+        text = live.corpus.files[".AGENTS/big.md"].text
+        begin = re.search(r"^BEGIN (\d+)$", text, re.MULTILINE)
+        assert begin is not None and text.endswith(f"\nEND {begin[1]}\n"), f"torn read indexed: {text[-60:]!r}"
+        return begin[1]
+
+    versions: set[str] = set()
+    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(root / "big.md"), "80"])
+    try:
+        while writer.poll() is None:
+            live.sweep(r)
+            versions.add(indexed())
+    finally:
+        writer.kill()
+        writer.wait()
+    assert writer.returncode == 0
+    assert len(versions) >= 3, "no sweep indexed the file while it was being saved"
+    live.sweep(r)  # the writer is done: its last version settles now
+    assert indexed() == "80"
+
+
+def test_a_file_emptied_on_purpose_is_indexed_empty_once_it_stays_so(make_tree: Callable[..., Path]) -> None:
+    """An empty read of a file that had text is held back (a save may have just truncated it) only
+    until the file has stayed empty for a moment: then the empty file is what is indexed."""
+    root = make_tree({"notes.md": "# Notes\n\nthe wombat paragraph\n"})
+    live = LiveIndex(make_roots([root]))
+    (r,) = live.roots
+    (root / "notes.md").write_text("")
+    live.sweep(r)
+    assert live.corpus.files[".AGENTS/notes.md"].text.startswith("# Notes")  # maybe a save in progress
+    deadline = time.monotonic() + 10
+    while live.corpus.files[".AGENTS/notes.md"].text and time.monotonic() < deadline:
+        time.sleep(0.05)
+        live.sweep(r)
+    assert live.corpus.files[".AGENTS/notes.md"].text == ""
+    assert ranked(live, "wombat") == []

@@ -1,0 +1,88 @@
+"""The built wheel: exactly our modules, installable into a fresh venv, and it serves."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from mcp import Client, StdioServerParameters
+
+from tests.conftest import TEST_CACHE
+from tests.helpers import REPO, search
+
+
+def uv() -> list[str]:
+    found = os.environ.get("UV") or shutil.which("uv")
+    return [found] if found else [sys.executable, "-m", "uv"]
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """(the wheel, the `agents-context` script of a fresh venv it was installed into)."""
+    out = tmp_path_factory.mktemp("wheel")
+    subprocess.run(
+        [*uv(), "build", "--wheel", "--out-dir", str(out), str(REPO)],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    (wheel,) = out.glob("agents_context-*.whl")
+    venv = out / "venv"
+    subprocess.run([*uv(), "venv", "--python", sys.executable, str(venv)], check=True, capture_output=True, timeout=300)
+    python = venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+    subprocess.run(
+        [*uv(), "pip", "install", "--python", str(python), str(wheel)],
+        check=True,
+        capture_output=True,
+        timeout=600,
+    )
+    script = python.with_name("agents-context.exe" if os.name == "nt" else "agents-context")
+    return wheel, script
+
+
+def test_the_wheel_holds_exactly_our_modules(installed: tuple[Path, Path]) -> None:
+    wheel, _ = installed
+    names = zipfile.ZipFile(wheel).namelist()
+    ours = {n for n in names if ".dist-info/" not in n}
+    assert ours == {"server.py"} | {
+        str(p.relative_to(REPO).as_posix())
+        for d in ("protocol", "cli", "live", "retrieval", "corpus")
+        for p in (REPO / d).rglob("*")
+        if p.suffix in (".py", ".typed")
+    }
+    metadata = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("METADATA"))).decode()
+    for field in (
+        "Version: ",
+        "License-Expression: MIT",
+        "Project-URL: Repository",
+        "Classifier: Programming Language :: Python :: 3.10",
+        "Requires-Python: >=3.10",
+    ):
+        assert field in metadata
+    assert "# agents-context" in metadata  # the README is the long description
+
+
+def test_the_installed_script_answers_version_and_help(installed: tuple[Path, Path]) -> None:
+    _, script = installed
+    version = subprocess.run([str(script), "--version"], capture_output=True, text=True, check=True, timeout=60)
+    assert version.stdout.startswith("agents-context 0.")
+    helptext = subprocess.run([str(script), "--help"], capture_output=True, text=True, check=True, timeout=60)
+    assert "--root" in helptext.stdout and "--transport" in helptext.stdout
+
+
+@pytest.mark.anyio
+async def test_the_installed_script_serves_over_stdio(
+    installed: tuple[Path, Path], make_tree: Callable[..., Path]
+) -> None:
+    _, script = installed
+    agents = make_tree({"rules.md": "# Rules\n\n## Tabs\n\nIndent with four spaces.\n"})
+    # The SDK starts servers with a filtered environment: name the test cache explicitly.
+    params = StdioServerParameters(command=str(script), args=["--root", str(agents), "--cache-dir", str(TEST_CACHE)])
+    async with Client(params) as client:
+        assert "Indent with four spaces" in await search(client, "indent spaces")

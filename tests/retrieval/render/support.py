@@ -1,0 +1,27 @@
+"""Helpers the tests of this folder share."""
+
+from __future__ import annotations
+
+from retrieval.chunks.units import Unit
+from retrieval.search.answer import Answer
+from retrieval.search.retriever import RetrievedDocument
+
+
+def section(path: str, heading: str, text: str, score: float, start: int = 1) -> RetrievedDocument:
+    end = start + text.count("\n")
+    anchor = heading.lower().replace(" ", "-")
+    unit = Unit(
+        path=path,
+        uri="agents://" + path.split("/", 1)[1],
+        text=text,
+        start_line=start,
+        end_line=end,
+        heading=heading,
+        trail=(heading,),
+        anchor=anchor,
+    )
+    return RetrievedDocument(unit, score)
+
+
+def bm25(*docs: RetrievedDocument) -> Answer:
+    return Answer(list(docs), "bm25", candidates=len(docs))
