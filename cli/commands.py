@@ -32,7 +32,7 @@ from rich.tree import Tree
 
 from cli import doctor as lint
 from cli import evaluate as evaluation
-from cli.settings import Settings, configure_logging, open_index
+from cli.settings import DEFAULTS, Settings, configure_logging, open_index
 from corpus.errors import CorpusError
 from live import answering, cache, status
 from live.index import LiveIndex
@@ -98,7 +98,7 @@ def run_search(
     path_prefix: str | None = None,
     root: str | None = None,
     offset: int = 0,
-    deadline_s: float = Settings().deadline_s,
+    deadline_s: float = DEFAULTS.deadline_s,
 ) -> Output:
     kind = WINDOWS if docs else SECTIONS
     roots = live.roots if docs else live.agents_roots

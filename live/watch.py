@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -94,6 +94,8 @@ class Watcher:
         """Each root's folder (device, inode) when the watcher last (re)started on it."""
         self._lost: set[str] = set()
         """Roots whose folder the watcher reported deleted since then: its watch on them is gone."""
+        self._settled = False
+        """The running watcher has reported once (and so the rescan after its start is done)."""
 
     # --- what it covers ---------------------------------------------------------------------------
 
@@ -156,85 +158,120 @@ class Watcher:
     # --- keeping it alive -------------------------------------------------------------------------
 
     async def run(self, stop: anyio.Event) -> None:
-        """Watch the index's roots until `stop` is set, reporting every batch and quiet tick."""
-        roots, options, on_change = self.index.roots, self.options, self._report
-        polling = options.force_polling
-        present = [r for r in roots if root_present(r)]
-        settled = False
+        """Watch the index's roots until `stop` is set, reporting every batch and quiet tick; when
+        the watcher ends or fails, or a root comes or goes, rescan and start a fresh one."""
+        polling = self.options.force_polling
+        present = self._present()
+        self._settled = False
         try:
             while not stop.is_set():
                 if not present:
-                    self.mode, self.healthy = "waiting for roots", False
-                    await _sleep_or_stop(stop, options.poll_interval_s)
-                    present = [r for r in roots if root_present(r)]
-                    if present:
-                        await on_change(None)
+                    present = await self._wait_for_roots(stop)
                     continue
-                self.mode = _mode(options.force_polling, polling)
+                self.mode = _mode(self.options.force_polling, polling)
                 paths, recursive = watch_plan(present)
                 replanned = False
-                identities = _identities(present)
                 try:
                     if polling and not recursive:
-                        await _sweep_poll(roots, present, on_change, stop, options, self)
+                        await self._walk_poll(present, stop)
                     else:
-                        async for changes in self.factory(
-                            *paths,
-                            watch_filter=watch_filter,
-                            debounce=options.debounce_ms,
-                            step=options.step_ms,
-                            stop_event=stop,
-                            rust_timeout=int(options.poll_interval_s * 1000),
-                            yield_on_timeout=True,
-                            force_polling=polling,
-                            poll_delay_ms=options.poll_delay_ms,
-                            recursive=recursive,
-                        ):
-                            self.healthy, self.last_tick = True, time.time()
-                            if not settled:
-                                # The watcher is surely running by its first yield; rescan once so that
-                                # edits made between the start-up index and now are not missed.
-                                settled = True
-                                await on_change(None)
-                            else:
-                                await on_change(changes)
-                            if [r for r in roots if root_present(r)] != present:
-                                break
-                            # A root deleted and recreated between two checks is "present" both times,
-                            # while the watcher still follows the deleted folder: restart on the root's
-                            # own deletion event, or on a new identity (inode numbers can be reused, so
-                            # the event is what catches a quick `rm -rf docs && mkdir docs`).
-                            if _root_deleted(changes, present) or _identities(present) != identities:
-                                break
-                            if not recursive and watch_plan(present)[0] != paths:
-                                replanned, settled = True, False  # a folder came or went: watch the new set
-                                break
-                except Exception as exc:  # the watcher died: say so, fall back to polling, start afresh
+                        replanned = await self._follow(paths, recursive, present, polling, stop)
+                except Exception as exc:
                     if not recursive and isinstance(exc, FileNotFoundError):
-                        await on_change(None)  # a folder went before its watch began: walk, then replan
+                        await self._report(None)  # a folder went before its watch began: walk, then replan
                         if watch_plan(present)[0] != paths:
-                            replanned, settled = True, False
+                            self._settled = False
                             continue
-                    self.healthy, self.last_error = False, f"{type(exc).__name__}: {exc}"
-                    if not polling:
-                        log.warning("native file watching failed (%s); falling back to polling", exc)
-                        polling = True
-                    else:
-                        log.warning("file watcher stopped (%s); restarting", exc)
-                    await _sleep_or_stop(stop, options.poll_interval_s)
+                    polling = await self._failed(exc, polling, stop)
                 if stop.is_set():
                     return
                 if replanned:
-                    continue  # the new watcher's first report rescans (`settled`)
-                self.restarts += 1
-                self.healthy = False
-                now = [r for r in roots if root_present(r)]
-                if now != present:
-                    log.info("roots present now: %s", ", ".join(r.label for r in now) or "none")
-                present = now
-                await on_change(None)
+                    continue  # the new watcher's first report rescans (`_settled`)
+                present = await self._restarted(present)
         finally:
             self.mode, self.healthy = "stopped", False
+
+    async def _follow(
+        self, paths: tuple[str, ...], recursive: bool, present: list[Root], polling: bool, stop: anyio.Event
+    ) -> bool:
+        """Run one watcher over `paths`, reporting its batches, until it must be restarted; True
+        when only the set of folders to watch changed (a replan, no failure)."""
+        identities = _identities(present)
+        options = self.options
+        async for changes in self.factory(
+            *paths,
+            watch_filter=watch_filter,
+            debounce=options.debounce_ms,
+            step=options.step_ms,
+            stop_event=stop,
+            rust_timeout=int(options.poll_interval_s * 1000),
+            yield_on_timeout=True,
+            force_polling=polling,
+            poll_delay_ms=options.poll_delay_ms,
+            recursive=recursive,
+        ):
+            self.healthy, self.last_tick = True, time.time()
+            if not self._settled:
+                # The watcher is surely running by its first yield; rescan once so that edits made
+                # between the start-up index and now are not missed.
+                self._settled = True
+                await self._report(None)
+            else:
+                await self._report(changes)
+            if self._present() != present:
+                return False
+            # A root deleted and recreated between two checks is "present" both times, while the
+            # watcher still follows the deleted folder: restart on the root's own deletion event,
+            # or on a new identity (inode numbers can be reused, so the event is what catches a
+            # quick `rm -rf docs && mkdir docs`).
+            if _root_deleted(changes, present) or _identities(present) != identities:
+                return False
+            if not recursive and watch_plan(present)[0] != paths:
+                self._settled = False  # a folder came or went: watch the new set
+                return True
+        return False
+
+    async def _walk_poll(self, present: list[Root], stop: anyio.Event) -> None:
+        """Poll conventional roots by walking them (a change reported at the root has it re-swept),
+        until `stop` or until a root comes or goes."""
+        while not stop.is_set():
+            await self._report({(Change.modified, str(r.path)) for r in present})
+            self.healthy, self.last_tick = True, time.time()
+            await _sleep_or_stop(stop, self.options.poll_interval_s)
+            if self._present() != present:
+                return
+
+    async def _wait_for_roots(self, stop: anyio.Event) -> list[Root]:
+        """While no root is there: check about once a poll interval; rescan once one is back."""
+        self.mode, self.healthy = "waiting for roots", False
+        await _sleep_or_stop(stop, self.options.poll_interval_s)
+        present = self._present()
+        if present:
+            await self._report(None)
+        return present
+
+    async def _failed(self, exc: Exception, polling: bool, stop: anyio.Event) -> bool:
+        """The watcher died: say so, fall back to polling (or restart it), pause; whether to poll now."""
+        self.healthy, self.last_error = False, f"{type(exc).__name__}: {exc}"
+        if not polling:
+            log.warning("native file watching failed (%s); falling back to polling", exc)
+        else:
+            log.warning("file watcher stopped (%s); restarting", exc)
+        await _sleep_or_stop(stop, self.options.poll_interval_s)
+        return True
+
+    async def _restarted(self, present: list[Root]) -> list[Root]:
+        """A restart: count it, see which roots are there now, and rescan them."""
+        self.restarts += 1
+        self.healthy = False
+        now = self._present()
+        if now != present:
+            log.info("roots present now: %s", ", ".join(r.label for r in now) or "none")
+        await self._report(None)
+        return now
+
+    def _present(self) -> list[Root]:
+        return [r for r in self.index.roots if root_present(r)]
 
 
 def _identities(roots: Sequence[Root]) -> list[FolderId | None]:
@@ -246,24 +283,6 @@ def _root_deleted(changes: set[tuple[Change, str]] | None, roots: Sequence[Root]
         return False
     gone = {Path(path) for change, path in changes if change == Change.deleted}
     return any(r.path in gone for r in roots)
-
-
-async def _sweep_poll(
-    roots: Sequence[Root],
-    present: list[Root],
-    on_change: Callable[[Changes | None], Awaitable[None]],
-    stop: anyio.Event,
-    options: WatchOptions,
-    status: Watcher,
-) -> None:
-    """Poll conventional roots by walking them (a change reported at the root has it re-swept),
-    until `stop` or until a root comes or goes."""
-    while not stop.is_set():
-        await on_change({(Change.modified, str(r.path)) for r in present})
-        status.healthy, status.last_tick = True, time.time()
-        await _sleep_or_stop(stop, options.poll_interval_s)
-        if [r for r in roots if root_present(r)] != present:
-            return
 
 
 def _mode(forced: bool, polling: bool) -> str:

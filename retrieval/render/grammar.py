@@ -1,4 +1,4 @@
-"""The text grammar every answer shares (the contract is `docs/contracts.md`, "Output grammar").
+"""The text grammar every answer shares (the contract is in the README, "Output grammar").
 
 A text result is BODY, a blank line, then one STATUS line `[agents-context key=value ...]`.
 STATUS is the only place new fields appear; a value with spaces or quotes is a JSON string.

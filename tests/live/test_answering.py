@@ -1,0 +1,136 @@
+"""Answering from the live index: one generation per search, hits checked against the disk, reads fresh from disk."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from corpus.errors import NotInCorpus
+from corpus.roots import make_roots
+from live.answering import now, read, search
+from live.index import LiveIndex
+from retrieval.search.answer import SECTIONS, WINDOWS, Answer, Scope
+from tests.conftest import DEPLOY, SECURITY
+
+TREE = {
+    "overview.md": "# Overview\n\nPolicy tests.\n",
+    "security.md": SECURITY,
+    "services/deploy.md": DEPLOY,
+    "services/api.md": "# API\n\n## Errors\n\nReturn problem+json errors.\n",
+}
+
+
+@pytest.fixture
+def agents(make_tree: Callable[..., Path]) -> Path:
+    return make_tree(TREE)
+
+
+@pytest.fixture
+def live(agents: Path) -> LiveIndex:
+    return LiveIndex(make_roots([agents]), settle_s=0)
+
+
+def ask(live: LiveIndex, query: str, k: int = 5) -> Answer:
+    return search(live, query, k, 0, Scope(SECTIONS), live.roots)
+
+
+def hits(answer: Answer) -> list[str]:
+    return [d.unit.id for d in answer.docs]
+
+
+def test_an_answer_carries_the_generation_it_was_found_in(live: LiveIndex) -> None:
+    answer = ask(live, "token")
+    assert answer.method == "bm25" and hits(answer) == [".AGENTS/security.md:5"]
+    assert answer.freshness is not None
+    assert answer.freshness.generation == live.generation
+    assert answer.freshness.fresh_as_of == live.fresh_since(live.roots)
+    assert answer.freshness.last is None and answer.freshness.indexing == ()
+
+
+def test_an_answer_after_an_update_carries_the_new_generation_and_its_change(live: LiveIndex, agents: Path) -> None:
+    (agents / "services" / "deploy.md").write_text("# Deploy\n\n## Rollback\n\nRoll back with the walrus lever.\n")
+    change = live.sweep(live.roots[0])
+    answer = ask(live, "walrus")
+    assert hits(answer) == [".AGENTS/services/deploy.md:3"]
+    assert answer.freshness is not None
+    assert answer.freshness.generation == live.generation == 2
+    assert answer.freshness.last == change
+
+
+def test_a_file_edited_after_indexing_is_never_served_stale(live: LiveIndex, agents: Path) -> None:
+    generation = live.generation
+    path = agents / "security.md"
+    path.write_text(path.read_text().replace("token monthly", "credential monthly"))  # no sweep
+    answer = ask(live, "token")
+    assert hits(answer) == []  # the old hit was re-checked, and the search run again
+    assert answer.freshness is not None and answer.freshness.generation == live.generation > generation
+    assert hits(ask(live, "credential")) == [".AGENTS/security.md:5"]
+
+
+def test_a_hit_from_an_edited_file_shows_the_new_text(live: LiveIndex, agents: Path) -> None:
+    path = agents / "security.md"
+    path.write_text(path.read_text().replace("token monthly", "token weekly"))  # no sweep
+    answer = ask(live, "token")
+    assert hits(answer) == [".AGENTS/security.md:5"]
+    assert "token weekly" in answer.docs[0].unit.text and "monthly" not in answer.docs[0].unit.text
+
+
+def test_a_deleted_files_hit_is_not_served(live: LiveIndex, agents: Path) -> None:
+    assert hits(ask(live, "zebra")) == [".AGENTS/services/deploy.md:3"]
+    (agents / "services" / "deploy.md").unlink()  # no sweep
+    answer = ask(live, "zebra")
+    assert hits(answer) == []
+    assert ".AGENTS/services/deploy.md" not in live.corpus.files
+
+
+def test_a_deleted_files_hit_gives_way_to_the_hits_that_remain(live: LiveIndex, agents: Path) -> None:
+    answer = search(live, "setup", 5, 0, Scope(WINDOWS), live.roots)
+    assert [d.unit.path for d in answer.docs] == [".AGENTS/security.md"]
+    (agents / "api-setup.md").write_text("# API setup\n\nsetup setup\n")
+    live.sweep(live.roots[0])
+    (agents / "security.md").unlink()
+    answer = search(live, "setup", 5, 0, Scope(WINDOWS), live.roots)
+    assert [d.unit.path for d in answer.docs] == [".AGENTS/api-setup.md"]
+
+
+def test_read_gives_a_section_by_its_anchor(live: LiveIndex) -> None:
+    excerpt = read(live, "security.md#secrets")
+    assert excerpt.text == "## Secrets\n\nNever print the .env file. Rotate the watch filter token monthly."
+    assert (excerpt.start_line, excerpt.end_line) == (5, 7)
+    assert excerpt.file.path == ".AGENTS/security.md"
+
+
+def test_read_gives_a_line_range(live: LiveIndex) -> None:
+    excerpt = read(live, "security.md#L1-L3")
+    assert excerpt.text == "# Security\n\nThe security policy."
+    assert (excerpt.start_line, excerpt.end_line) == (1, 3)
+
+
+def test_read_takes_the_file_from_disk_now_not_from_the_index(live: LiveIndex, agents: Path) -> None:
+    path = agents / "security.md"
+    path.write_text(path.read_text().replace("token monthly", "token hourly"))  # no sweep
+    assert read(live, "security.md#secrets").text.endswith("Rotate the watch filter token hourly.")
+    assert "token hourly" in read(live, ".AGENTS/security.md").text
+
+
+def test_reading_an_unknown_name_suggests_the_closest_known_path(live: LiveIndex) -> None:
+    with pytest.raises(NotInCorpus, match=r"did you mean \.AGENTS/security\.md\?"):
+        read(live, "securty.md")
+
+
+def test_reading_a_file_deleted_since_indexing_is_refused(live: LiveIndex, agents: Path) -> None:
+    (agents / "services" / "api.md").unlink()  # no sweep
+    with pytest.raises(NotInCorpus, match="no file named"):
+        read(live, "services/api.md")
+
+
+def test_now_says_how_current_the_index_is(live: LiveIndex, agents: Path) -> None:
+    fresh = now(live, live.roots)
+    assert fresh.generation == live.generation and fresh.last is None
+    assert fresh.fresh_as_of == live.fresh_since(live.roots)
+    (agents / "new.md").write_text("# New\n")
+    change = live.sweep(live.roots[0])
+    fresh = now(live, live.roots)
+    assert fresh.generation == live.generation == 2 and fresh.last == change
