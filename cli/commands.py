@@ -38,7 +38,7 @@ from live import answering, cache, status
 from live.index import LiveIndex
 from retrieval.render import outline as outlines
 from retrieval.render.excerpt import render_excerpt
-from retrieval.render.hits import Page, budget, render_context, render_docs
+from retrieval.render.hits import DEFAULT_MAX_TOKENS, Page, budget, render_context, render_docs
 from retrieval.render.schema import SearchResult
 from retrieval.search.answer import SECTIONS, WINDOWS, Scope
 
@@ -94,7 +94,7 @@ def run_search(
     docs: bool = False,
     k: int | None = None,
     detail: str = "sections",
-    max_tokens: int = 4000,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
     path_prefix: str | None = None,
     root: str | None = None,
     offset: int = 0,
@@ -121,7 +121,7 @@ def run_search(
 
 
 def run_read(
-    live: LiveIndex, path: str, start: int | None = None, end: int | None = None, max_tokens: int = 4000
+    live: LiveIndex, path: str, start: int | None = None, end: int | None = None, max_tokens: int = DEFAULT_MAX_TOKENS
 ) -> Output:
     excerpt = answering.read(live, path, None, start, end)
     text = render_excerpt(excerpt, budget(max_tokens), answering.now(live, live.roots))

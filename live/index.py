@@ -97,14 +97,6 @@ class LiveIndex(Store):
             self.indexer = threading.Thread(target=self._index_later, args=(later,), name="indexer", daemon=True)
             self.indexer.start()
 
-    @property
-    def agents_roots(self) -> list[Root]:
-        return self.corpus.agents_roots
-
-    def files_of(self, root: Root) -> dict[str, CorpusFile]:
-        """The root's indexed files by relative path."""
-        return self.state[root.label].files
-
     # --- start-up and the cache ---------------------------------------------------------------
 
     def _cache_key(self, root: Root) -> str:

@@ -95,6 +95,14 @@ class Store:
         self._changed_in: dict[str, int] = {}
         """The generation in which each display path last changed (added, changed or removed)."""
 
+    @property
+    def agents_roots(self) -> list[Root]:
+        return self.corpus.agents_roots
+
+    def files_of(self, root: Root) -> dict[str, CorpusFile]:
+        """The root's indexed files by relative path."""
+        return self.state[root.label].files
+
     @contextmanager
     def view(self) -> Iterator[View]:
         with self._turnstile:  # queue behind an update that is waiting (see `writing`)

@@ -7,10 +7,10 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from retrieval.render.hits import MAX_MAX_TOKENS, MIN_MAX_TOKENS
+from retrieval.render.hits import DEFAULT_MAX_TOKENS, MAX_MAX_TOKENS, MIN_MAX_TOKENS
 from retrieval.search.answer import SECTIONS, WINDOWS
 
-CONTEXT_SEARCH_DESCRIPTION = """\
+CONTEXT_SEARCH_DESCRIPTION = f"""\
 Search this project's .AGENTS/ documentation (rules, security policy, architecture, glossary, \
 per-service notes) and get the best-matching sections, each in a <context path="..." \
 section="..." score="..."> block you can quote; the structured result adds a citation \
@@ -22,13 +22,13 @@ name (security.md) returns that file's sections. If nothing matches you get the 
 and files instead: try the words the documentation would use. The pinned files (overview, \
 conventions) are not searched here: call pinned_context for them.
 
-Cost: k (default 3, 1-20) is the most sections returned; each is usually 50-500 words. \
-max_tokens (default 4000) caps the whole answer; detail="paths" (where each hit is) or "snippets" \
-(its best lines) costs far less than "sections". If hits were left out, the status line says \
+Cost: k (default {SECTIONS.default_k}, 1-{SECTIONS.max_k}) is the most sections returned; each is usually \
+50-500 words. max_tokens (default {DEFAULT_MAX_TOKENS}) caps the whole answer; detail="paths" (where each \
+hit is) or "snippets" (its best lines) costs far less than "sections". If hits were left out, the status line says \
 next_offset=K: call again with offset=K and generation=<gen> for the next page. The last line is \
 a status line [agents-context method=... hits=... gen=... fresh_as_of=...]."""
 
-SEARCH_DOCS_DESCRIPTION = """\
+SEARCH_DOCS_DESCRIPTION = f"""\
 Search all of this project's documentation in overlapping passages of about 500 words: every \
 .AGENTS/ file (pinned ones included) and any documentation folders the server was started with \
 (--docs). Each hit starts with "--- <path>#<chunk> (score=...) ---"; a footer says what the \
@@ -36,26 +36,26 @@ answer cost, e.g. [3 hits, ~9000 chars (~2250 tokens)].
 
 Prefer context_search for project rules and conventions: its sections are smaller. Use \
 search_docs for longer explanations and reference documentation. One passage is ~500 words, \
-about 700 tokens: prefer k=3 or 5 (default 5, 1-10), or detail="snippets" / "paths", and \
-synthesise rather than search again. root= and path_prefix= narrow the search; "quoted phrases" \
+about 700 tokens: prefer k=3 or 5 (default {WINDOWS.default_k}, 1-{WINDOWS.max_k}), or detail="snippets" / \
+"paths", and synthesise rather than search again. root= and path_prefix= narrow the search; "quoted phrases" \
 must match as written; offset= pages (see next_offset in the status line). A miss says \
 "(no results)" and lists the nearest files. The last line is a status line [agents-context ...]."""
 
-CONTEXT_FOR_PATH_DESCRIPTION = """\
+CONTEXT_FOR_PATH_DESCRIPTION = f"""\
 Get the project rules that apply to one source file before you edit it: sections of rule files \
 whose front matter globs match it (Cursor's globs/applies_to), AGENTS.md files in its folders, \
 the package rules of a monorepo package that contains it, and sections whose headings or file \
 names name its folders, most specific first. Each block says why it applies \
 (applies="globs: src/api/**"). One call replaces several searches when you start work on a \
-file; max_tokens (default 4000) caps the answer and detail="paths" lists them cheaply."""
+file; max_tokens (default {DEFAULT_MAX_TOKENS}) caps the answer and detail="paths" lists them cheaply."""
 
-READ_CONTEXT_DESCRIPTION = """\
+READ_CONTEXT_DESCRIPTION = f"""\
 Read a documentation file, one section of it, or a range of its lines: exactly the text on disk \
 now. path is a display path from a search answer (.AGENTS/security.md), a URI \
 (agents://security.md, or agents://security.md#secrets for one section) or a path inside \
 .AGENTS; section is a heading, a heading trail ("Security > Secrets") or an anchor; start_line \
 and end_line pick lines. Use it to read more around a search hit or a heading from the \
-instructions' list. max_tokens (default 4000) caps the answer; a cut says where to continue \
+instructions' list. max_tokens (default {DEFAULT_MAX_TOKENS}) caps the answer; a cut says where to continue \
 (start_line=). An unknown path answers with the closest existing paths."""
 
 PINNED_CONTEXT_DESCRIPTION = """\

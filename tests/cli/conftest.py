@@ -1,4 +1,4 @@
-"""Fixtures the tests of this folder share."""
+"""The `.AGENTS` folder the command tests run on (a secret beside it)."""
 
 from __future__ import annotations
 

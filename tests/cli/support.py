@@ -1,4 +1,4 @@
-"""Helpers the tests of this folder share."""
+"""Running a command's --json against its --json-schema, a terminal's rendering, and the credentials doctor must mask."""
 
 from __future__ import annotations
 

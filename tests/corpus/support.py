@@ -1,4 +1,4 @@
-"""Helpers the tests of this folder share."""
+"""A root read once (`corpus_of`), and what it served and skipped, for the corpus tests."""
 
 from __future__ import annotations
 

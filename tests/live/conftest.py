@@ -1,4 +1,4 @@
-"""Fixtures the tests of this folder share."""
+"""The cache folder, the counted reads and the trees the live index tests share."""
 
 from __future__ import annotations
 

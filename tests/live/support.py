@@ -1,4 +1,5 @@
-"""Helpers the tests of this folder share."""
+"""Corpora and checks for the live index tests: what the engine ranks, a root equal to a fresh build,
+and a docs tree large enough to be read in chunks."""
 
 from __future__ import annotations
 

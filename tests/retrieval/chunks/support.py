@@ -1,4 +1,4 @@
-"""Helpers the tests of this folder share."""
+"""Random markdown-ish text (headings, fences, front matter markers, blank lines), for the chunker tests."""
 
 from __future__ import annotations
 

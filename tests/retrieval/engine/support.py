@@ -1,4 +1,5 @@
-"""Helpers the tests of this folder share."""
+"""Corpora for the engine tests: random files of documents of fields of terms, fresh builds, and
+explanations counted from the text (the oracle of those read from the postings)."""
 
 from __future__ import annotations
 
@@ -23,7 +24,10 @@ Corpus = dict[str, list[list[list[str]]]]
 """File name -> its documents -> their fields -> terms."""
 
 
-words = st.lists(st.sampled_from("ab cd ef gh ij kl mn op".split()), max_size=12)
+WORDS = "ab cd ef gh ij kl mn op".split()
+
+
+words = st.lists(st.sampled_from(WORDS), max_size=12)
 
 
 corpora = st.dictionaries(
@@ -31,9 +35,6 @@ corpora = st.dictionaries(
     st.lists(st.tuples(words, words, words).map(list), max_size=4),
     max_size=12,
 )
-
-
-WORDS = "ab cd ef gh ij kl mn op".split()
 
 
 FIELD_SETS = {"plain": None, "default": DEFAULT.fields}

@@ -1,4 +1,4 @@
-"""Helpers the tests of this folder share."""
+"""Hits and answers made by hand, for the rendering tests."""
 
 from __future__ import annotations
 
