@@ -74,7 +74,8 @@ class Settings:
             )
         elif not agents:
             if not has_conventional_files(cwd):
-                markers = ", ".join(m for m in CONVENTIONAL_MARKERS[:-2]) + " or " + CONVENTIONAL_MARKERS[-2]
+                # Named as the message always has: the last marker is Copilot's too, like the one before.
+                markers = ", ".join(CONVENTIONAL_MARKERS[:-2]) + " or " + CONVENTIONAL_MARKERS[-2]
                 raise RootNotFound(
                     f"no .AGENTS folder and no {markers} in {cwd}: create .AGENTS/, run from the project "
                     "folder, or pass --root DIR"
@@ -113,14 +114,14 @@ DEFAULTS = Settings()
 def open_index(settings: Settings, background: bool = False) -> LiveIndex:
     """The corpus the settings name, indexed (`--docs` roots in a background thread with
     `background`); exit status 2, with the reason on stderr, if it cannot be."""
-    if not 0.0 <= settings.score_floor <= 1.0:
-        log.error("--score-floor must be between 0 and 1, not %s", settings.score_floor)
-        raise SystemExit(2)
     try:
         roots = settings.roots()
     except CorpusError as exc:
         log.error("%s", exc)
         raise SystemExit(2) from None
+    if not 0.0 <= settings.score_floor <= 1.0:
+        log.error("--score-floor must be between 0 and 1, not %s", settings.score_floor)
+        raise SystemExit(2)
     index_cache = None
     if not settings.no_cache:
         directory = (settings.cache_dir or cache.default_dir()).expanduser().resolve()

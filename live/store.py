@@ -76,6 +76,8 @@ class RootState:
 
 
 class Store:
+    """The corpus snapshot, its library and policy, the generation, and what is known of each root."""
+
     def __init__(self, roots: Sequence[Root], pins: PinSet | None, max_bytes: int, ranking: Ranking) -> None:
         self.roots = list(roots)
         self.corpus = Corpus(self.roots, PinSet() if pins is None else pins, max_bytes, explicit_pins=pins is not None)
