@@ -155,7 +155,7 @@ def configure_logging(level: str, log_file: str | None) -> None:
     """Everything to stderr (stdout is the protocol), and to `log_file` too when given."""
     handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
     if log_file:
-        handlers.append(logging.FileHandler(log_file, encoding="utf-8"))
+        handlers.append(logging.FileHandler(log_file, encoding="utf-8", errors="backslashreplace"))
     for handler in handlers:
         handler.setFormatter(logging.Formatter("%(name)s: %(message)s"))
     logging.basicConfig(level=level, handlers=handlers, force=True)

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from corpus.names import printable
+
 
 class CorpusError(Exception):
-    """A corpus request that cannot be served."""
+    """A corpus request that cannot be served; its message is always printable (see `printable`)."""
+
+    def __init__(self, message: str = "") -> None:
+        super().__init__(printable(message))
 
 
 class RootNotFound(CorpusError):

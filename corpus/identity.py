@@ -13,6 +13,7 @@ from __future__ import annotations
 from urllib.parse import quote, unquote
 
 from corpus.errors import NotInCorpus
+from corpus.names import too_long
 from corpus.roots import Root, RootKind
 
 AGENTS_SCHEME = "agents"
@@ -54,6 +55,9 @@ def parse_file_uri(uri: str, roots: list[Root]) -> tuple[Root, str]:
     separator or NUL); whether the file exists and stays inside its root is the reader's job.
     """
     base, _ = split_fragment(uri)
+    why = too_long(unquote(base.partition("://")[2]))
+    if why:
+        raise NotInCorpus(why)
     scheme, sep, rest = base.partition("://")
     if not sep:
         raise NotInCorpus(f"not a corpus URI: {uri!r} (expected agents://PATH or agents-docs://ROOT/PATH)")

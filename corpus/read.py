@@ -11,6 +11,7 @@ import errno
 import hashlib
 import os
 import stat
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,6 +31,22 @@ _OPEN_FLAGS = (
 )
 
 
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+_CONFINED = os.open in os.supports_dir_fd and _NOFOLLOW != 0
+"""Opens can walk from the root with no-follow at each step (Linux, macOS, the BSDs)."""
+_PREAD = hasattr(os, "pread")
+_MOVED = {errno.ELOOP, errno.ENOTDIR, getattr(errno, "EMLINK", errno.ELOOP)}
+"""What an open without following links says when it meets a link (FreeBSD says EMLINK)."""
+
+QUIET_NS = 30_000_000
+"""How long a file must have been still before it is read (see `_quiet`): well over the tick of
+a Linux or Windows file system clock (4-16 ms)."""
+RECENT_NS = 2_000_000_000
+"""A file changed less than this long ago is read twice (see `_read_settled`): two seconds cover
+the coarsest clocks of common file systems (FAT's two, HFS+'s one)."""
+
+
 class Changing(CorpusError):
     """The file changed while it was being read (a save in progress): read it again later."""
 
@@ -39,7 +56,7 @@ class Skipped(NotInCorpus):
 
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
-        self.reason = reason
+        self.reason = str(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +93,7 @@ def resolve_inside(root: Path, path: Path) -> Path:
     try:
         real = path.resolve(strict=True)
     except FileNotFoundError:
-        if path.is_symlink():
+        if _is_link(path):
             raise Skipped("broken symlink") from None
         raise NotInCorpus(f"no such file: {path.name}") from None
     except (OSError, RuntimeError) as exc:  # loops raise RuntimeError on 3.10-3.12
@@ -86,14 +103,24 @@ def resolve_inside(root: Path, path: Path) -> Path:
     return real
 
 
+def _is_link(path: Path) -> bool:
+    try:
+        return path.is_symlink()
+    except OSError:  # a name too long, a folder on the way unreadable: not a link we can see
+        return False
+
+
 def read_text(
     root: Path, path: Path, max_bytes: int = DEFAULT_MAX_BYTES, identity: tuple[int, int] | None = None
 ) -> FileText:
     """Read one corpus file, or raise `Skipped` (or `NotInCorpus` when it does not exist).
 
-    `identity` is the (st_dev, st_ino) a walk saw for `path` after reaching it from the root
-    without following any link: then the path is not resolved again, the open refuses a final
-    symlink, and the file opened must be that very file (else `Changing`: it was replaced).
+    The path is resolved (it must stay inside `root`, a real path), then opened from the root one
+    folder at a time without following any link (`open_confined`), so a folder swapped for a link
+    after the check cannot lead the read outside. `identity` is the (st_dev, st_ino) a walk saw for
+    `path` after reaching it from the root without following any link: then the path is not
+    resolved again, and the file opened must be that very file (else `Changing`: it was replaced).
+    A file changed during the read raises `Changing` too (see `_read_settled`).
     """
     if identity is None:
         real = resolve_inside(root, path)
@@ -107,12 +134,12 @@ def read_text(
     else:
         real = path
     try:
-        fd = os.open(real, _OPEN_FLAGS)
+        fd = open_confined(root, real)
     except FileNotFoundError:
         raise NotInCorpus(f"no such file: {path.name}") from None
     except OSError as exc:
-        if identity is not None and getattr(exc, "errno", None) == errno.ELOOP:
-            raise Changing(f"{path.name} became a symlink") from None
+        if exc.errno in _MOVED:
+            raise Changing(f"{path.name} (or a folder on its way) became a symlink") from None
         raise Skipped(f"unreadable ({_why(exc)})") from None
     try:
         opened = os.fstat(fd)
@@ -123,17 +150,12 @@ def read_text(
             raise Skipped(refused)
         if opened.st_size > max_bytes:
             raise Skipped(f"too large ({opened.st_size} bytes, limit {max_bytes})")
-        data = _read_at_most(fd, max_bytes + 1, opened.st_size)
-        after = os.fstat(fd)
+        opened = _quiet(fd, opened, path.name)
+        data = _read_settled(fd, max_bytes, opened, path.name)
     except OSError as exc:
         raise Skipped(f"unreadable ({_why(exc)})") from None
     finally:
         os.close(fd)
-    if len(data) > max_bytes:
-        raise Skipped(f"too large (over {max_bytes} bytes)")
-    settled = stamp(after) == stamp(opened)
-    if not settled or len(data) != after.st_size:
-        raise Changing(f"{path.name} changed while it was read")
     return FileText(
         text=decode(data),
         size=len(data),
@@ -141,6 +163,77 @@ def read_text(
         ctime_ns=opened.st_ctime_ns,
         digest=hashlib.blake2b(data, digest_size=16).hexdigest(),
     )
+
+
+def open_confined(root: Path, real: Path) -> int:
+    """A read-only descriptor of `real` (a resolved path inside `root`), opened from the root one
+    component at a time, each without following a link: a folder swapped for a link on the way
+    raises `OSError` (ELOOP or ENOTDIR) instead of leaving the root. Where the platform has no
+    `dir_fd` opens (Windows), the file is opened by path and must then still resolve, inside the
+    root, to the file opened (a swap and a swap back between the two is not caught there)."""
+    parts = real.relative_to(root).parts
+    if not _CONFINED:
+        fd = os.open(real, _OPEN_FLAGS)
+        try:
+            again = resolve_inside(root, real)
+            now, opened = again.stat(), os.fstat(fd)
+            if (now.st_dev, now.st_ino) != (opened.st_dev, opened.st_ino):
+                raise OSError(errno.ELOOP, "moved while it was opened")
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd
+    fd = os.open(root, _DIR_FLAGS)
+    try:
+        for part in parts[:-1]:
+            inner = os.open(part, _DIR_FLAGS | _NOFOLLOW, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+        if not parts:
+            raise IsADirectoryError(errno.EISDIR, "a folder")
+        return os.open(parts[-1], _OPEN_FLAGS, dir_fd=fd)
+    finally:
+        os.close(fd)
+
+
+def _quiet(fd: int, opened: os.stat_result, name: str) -> os.stat_result:
+    """The file's stat once it has been still for `QUIET_NS`: a file changed more recently waits
+    (once) until it has, so that a write during the read lands in a later tick of the file
+    system's clock and shows in the times; `Changing` if it changed again meanwhile."""
+    age = time.time_ns() - max(opened.st_mtime_ns, opened.st_ctime_ns)
+    if not 0 <= age < QUIET_NS:
+        return opened
+    time.sleep((QUIET_NS - age) / 1e9)
+    now = os.fstat(fd)
+    if stamp(now) != stamp(opened):
+        raise Changing(f"{name} changed while it was read")
+    return now
+
+
+def _read_settled(fd: int, max_bytes: int, opened: os.stat_result, name: str) -> bytes:
+    """The file's bytes, one version of them, or `Changing`.
+
+    A write during the read shows in the size and times (`_quiet` made sure it lands in a later
+    tick of the clock), except on file systems whose clock ticks by the second (FAT, HFS+). So a
+    file changed in the last two seconds is read twice and must read the same both times. What no
+    reader can tell is a writer stopped mid-write for longer than all this: the file is then, on
+    disk, what was read."""
+    data = _read_at_most(fd, max_bytes + 1, opened.st_size)
+    if len(data) > max_bytes:
+        raise Skipped(f"too large (over {max_bytes} bytes)")
+    after = os.fstat(fd)
+    if stamp(after) != stamp(opened) or len(data) != after.st_size:
+        raise Changing(f"{name} changed while it was read")
+    if time.time_ns() - max(opened.st_mtime_ns, opened.st_ctime_ns) < RECENT_NS:
+        again = os.pread(fd, len(data) + 1, 0) if _PREAD else _reread(fd, len(data) + 1)
+        if again != data or stamp(os.fstat(fd)) != stamp(opened):
+            raise Changing(f"{name} changed while it was read")
+    return data
+
+
+def _reread(fd: int, limit: int) -> bytes:
+    os.lseek(fd, 0, os.SEEK_SET)
+    return _read_at_most(fd, limit, limit - 1)
 
 
 def stamp(st: os.stat_result) -> Stamp:

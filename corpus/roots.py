@@ -14,6 +14,7 @@ from enum import Enum
 from pathlib import Path, PurePosixPath
 
 from corpus.errors import RootNotFound
+from corpus.names import printable
 
 ENV_ROOT = "AGENTS_CONTEXT_ROOT"
 DEFAULT_ROOT_NAMES = (".AGENTS", ".agents")
@@ -111,7 +112,7 @@ def make_roots(agents: Sequence[Path], docs: Sequence[Path] = (), conventional: 
         real = _existing_dir(given, str(given)).resolve(strict=True)
         # The name the user gave (a symlinked `.AGENTS` still shows as `.AGENTS/...`), else the
         # real folder's (for `.` or a bare drive).
-        base = Path(given).absolute().name or real.name or "root"
+        base = printable(Path(given).absolute().name or real.name or "root")
         label, n = base, 1
         while label.casefold() in taken:
             n += 1
@@ -181,8 +182,12 @@ def relative_source(root: Root, source: str, base: Path | None = None) -> str | 
     absolute = path.is_absolute() or (len(text) > 1 and text[1] == ":")
     candidate = Path(text) if absolute else (base or Path.cwd()) / text
     try:
-        return candidate.resolve().relative_to(project_of(root)).as_posix()
-    except (ValueError, OSError):
+        real = candidate.resolve()
+    except (OSError, RuntimeError, ValueError):  # a link loop (RuntimeError before 3.13), a NUL: as written
+        real = Path(os.path.normpath(candidate))
+    try:
+        return real.relative_to(project_of(root)).as_posix()
+    except ValueError:
         if absolute:
             return None
     rel = PurePosixPath(*[p for p in path.parts if p not in (".", "")]).as_posix()

@@ -29,6 +29,7 @@ from pathlib import Path
 import anyio
 from watchfiles import Change, awatch
 
+from corpus.names import printable
 from corpus.roots import FolderId, Root, RootKind, folder_id, root_present
 from corpus.rules import is_editor_temp, is_ignored_dir
 from corpus.scan import walked
@@ -168,11 +169,14 @@ class Watcher:
                 if not present:
                     present = await self._wait_for_roots(stop)
                     continue
-                self.mode = _mode(self.options.force_polling, polling)
                 paths, recursive = watch_plan(present)
+                walking = not _watchable(paths)
+                self.mode = (
+                    "polling (walk: a path is not UTF-8)" if walking else _mode(self.options.force_polling, polling)
+                )
                 replanned = False
                 try:
-                    if polling and not recursive:
+                    if walking or (polling and not recursive):
                         await self._walk_poll(present, stop)
                     else:
                         replanned = await self._follow(paths, recursive, present, polling, stop)
@@ -272,6 +276,12 @@ class Watcher:
 
     def _present(self) -> list[Root]:
         return [r for r in self.index.roots if root_present(r)]
+
+
+def _watchable(paths: Sequence[str]) -> bool:
+    """Whether the native watcher (and its poller) can take these paths: it needs them in UTF-8;
+    a folder whose name is other bytes is walked by our own poll instead."""
+    return all(printable(p) == p for p in paths)
 
 
 def _identities(roots: Sequence[Root]) -> list[FolderId | None]:

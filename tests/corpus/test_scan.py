@@ -81,6 +81,7 @@ def test_symlinks_inside_are_followed_and_outside_refused(make_tree: Callable[..
     assert served(corpus) == ["dir/deep.md", "link-in.md", "real.md"]
     assert reasons(corpus) == {
         "broken.md": "broken symlink",
+        "dir/loop/": "link to a folder inside the root (dir/): its files are served under their real path",
         "dir-out": "symlink target leaves the root",
         "link-out.md": "symlink target leaves the root",
     }
@@ -196,7 +197,7 @@ LINKED: dict[str, str] = {
     "viadir.md": "linkdir/pkg/readme.md",  # through a linked folder
     "pub": "private",
     "draft.md": "private/draft.md",
-    "alias": "plans",  # sorts before plans/, so the folder is walked as alias/
+    "alias": "plans",  # sorts before plans/: still, plans/ is served under its own name only
     "scratch.md": "notes.md~",
     "rules.md": ".agentsignore",
     "ok.md": "real.md",
@@ -215,7 +216,7 @@ LINK_REASONS: dict[str, str] = {
     "viadir.md": "symlink into an ignored folder (node_modules/pkg/readme.md)",
     "pub/": "symlink to private/, ignored by .gitignore",
     "draft.md": "symlink to private/draft.md, ignored by .gitignore",
-    "alias/hidden.md": "symlink to plans/hidden.md, ignored by .gitignore",
+    "alias/": "link to a folder inside the root (plans/): its files are served under their real path",
     "scratch.md": "symlink to an editor temporary file notes.md~",
     "rules.md": "symlink to an ignore file .agentsignore",
 }
@@ -250,6 +251,7 @@ OTHER_REASONS = {
     "node_modules/": "ignored folder",
     "private/": "ignored by .gitignore",
     "notes.md~": "editor temporary file",
+    "plans/hidden.md": "ignored by .gitignore",
 }
 
 
@@ -265,7 +267,7 @@ def test_a_symlink_is_refused_as_its_target_would_be(make_tree: Callable[..., Pa
 
     root = linked_tree(make_tree)
     corpus = corpus_of(root)
-    assert served(corpus) == ["alias/open.md", "ok.md", "real.md", "web.md"]
+    assert served(corpus) == ["ok.md", "plans/open.md", "real.md", "web.md"]
     assert reasons(corpus) == {**OTHER_REASONS, **LINK_REASONS}
     assert not any(MARKER in f.text for f in corpus.files.values())
     assert not [f for f in corpus.files.values() if f.pinned]  # `overview.md -> .env` pins nothing
@@ -274,6 +276,8 @@ def test_a_symlink_is_refused_as_its_target_would_be(make_tree: Callable[..., Pa
         **{f"agents://{rel}": why for rel, why in LINK_REASONS.items() if not rel.endswith("/")},
         "agents://linkdir/pkg/readme.md": "symlink into an ignored folder (node_modules/pkg/readme.md)",
         "agents://pub/draft.md": "symlink to private/draft.md, ignored by .gitignore",
+        "agents://alias/hidden.md": "symlink to plans/hidden.md, ignored by .gitignore",
+        "agents://alias/open.md": LINK_REASONS["alias/"],  # served as plans/open.md only
     }
     for uri, why in fresh.items():
         with pytest.raises(Skipped) as refused:
@@ -290,8 +294,7 @@ def test_a_symlink_is_refused_as_its_target_would_be(make_tree: Callable[..., Pa
         [("linkdir/pkg/", "symlink into an ignored folder (node_modules/pkg/)")],
     )
     part = walk(corpus.roots[0], under="alias")
-    assert [f.rel for f in part.files] == ["alias/open.md"]
-    assert [(s.rel, s.reason) for s in part.skipped] == [("alias/hidden.md", LINK_REASONS["alias/hidden.md"])]
+    assert (part.files, [(s.rel, s.reason) for s in part.skipped]) == ([], [("alias/", LINK_REASONS["alias/"])])
 
 
 @pytest.mark.skipif(not POSIX, reason="symlinks need privileges on Windows")
@@ -381,7 +384,7 @@ async def test_an_mcp_client_never_gets_what_a_symlink_points_at(make_tree: Call
         status = text_of(await client.call_tool("context_status", {}))
         outputs.append(status)
         web = text_of(await client.call_tool("context_for_path", {"path": "src/web/app.ts"}))
-    assert listed == ["agents://alias/open.md", "agents://ok.md", "agents://real.md", "agents://web.md"]
+    assert listed == ["agents://ok.md", "agents://plans/open.md", "agents://real.md", "agents://web.md"]
     assert f"skipped .AGENTS/notes.md: {DENYLISTED}" in status
     assert f"skipped .AGENTS/overview.md: {DENYLISTED}" in status
     assert "The web rules." in web
