@@ -31,6 +31,7 @@ from cli.settings import Settings, announce, configure_logging, open_index
 from corpus.catalog import CorpusFile, read_uri
 from corpus.errors import CorpusError
 from corpus.identity import AGENTS_SCHEME, DOCS_SCHEME, SERVER_SCHEME
+from corpus.names import too_long
 from corpus.roots import RootKind, relative_source
 from live import answering, status
 from live.index import LiveIndex
@@ -38,6 +39,7 @@ from live.status import StatusReport
 from live.watch import Watcher, WatchFactory
 from protocol import descriptions as d
 from protocol.arguments import EMPTY_QUERY, normalise
+from protocol.frames import serve_stdio
 from protocol.legacy import Clients, add_subscriptions, advertise_list_changed, capture
 from protocol.notify import notifying
 from protocol.results import error_result, mime_type, tool_result
@@ -231,6 +233,8 @@ def _tools(server: AgentsServer, app: App) -> None:
     ) -> Annotated[CallToolResult, SearchResult]:
         if not path.strip():
             return error_result("path is required: pass the source file's path, e.g. 'src/api/auth.py'")
+        if why := too_long(path):
+            return error_result(why)
         app.catch_up()
         where = {r.label: rel for r in live.agents_roots if (rel := relative_source(r, path)) is not None}
         with live.view() as view:
@@ -369,7 +373,7 @@ def serve(settings: Settings, prepare: Callable[[AgentsServer], None] | None = N
             anyio.run(_serve_http, server, settings.host, settings.port)
         else:
             log.info("# waiting for an MCP client on stdin")
-            anyio.run(server.run_stdio_async)
+            anyio.run(serve_stdio, server)  # the SDK's stdio, with every line answered
     finally:
         live.close()  # the cache entries of roots that changed since start-up
 
