@@ -11,9 +11,11 @@ import time
 
 from pydantic import BaseModel, Field
 
+from corpus.names import printable
+from corpus.roots import Root
 from live.index import LiveIndex
 from live.watch import Watcher
-from retrieval.render.grammar import with_status
+from retrieval.render.grammar import inline, with_status
 from retrieval.render.schema import LastUpdate, utc
 
 
@@ -33,7 +35,9 @@ class RootStatus(BaseModel):
     windows: int
     fresh_as_of: str
     indexing: str | None = Field(
-        default=None, description="While the root's first indexing runs: files read/to read, or 'checking'."
+        default=None,
+        description="While the root's first indexing runs: files read/to read, or 'checking'; "
+        "'changing' while its files change faster than they settle (answers come from the last complete update).",
     )
     skipped: list[Skip]
 
@@ -71,14 +75,14 @@ def report(live: LiveIndex, watcher: Watcher | None, started: float) -> StatusRe
                 RootStatus(
                     label=root.label,
                     kind=root.kind.value,
-                    path=str(root.path),
+                    path=printable(str(root.path)),
                     present=live.state[root.label].present,
                     files=len(files),
                     pinned=sum(f.pinned for f in files),
                     sections=sum(view.library.sections.group_size(f.path) for f in files),
                     windows=sum(view.library.windows.group_size(f.path) for f in files),
                     fresh_as_of=utc(live.state[root.label].fresh_as_of),
-                    indexing=str(p) if (p := live.building.get(root.label)) else None,
+                    indexing=str(p) if (p := live.building.get(root.label)) else _changing(live, root),
                     skipped=[
                         Skip(path=f"{s.root.label}/{s.rel}", reason=s.reason)
                         for s in view.corpus.skipped
@@ -109,6 +113,11 @@ def report(live: LiveIndex, watcher: Watcher | None, started: float) -> StatusRe
     )
 
 
+def _changing(live: LiveIndex, root: Root) -> str | None:
+    """`changing` while the root's files are still changing (see `LiveIndex.changing`)."""
+    return "changing" if live.changing([root]) else None
+
+
 def render(status: StatusReport) -> str:
     lines = [
         f"agents-context is {'healthy' if status.healthy else 'NOT healthy'}; BM25 search enabled.",
@@ -116,7 +125,7 @@ def render(status: StatusReport) -> str:
         f"fresh as of {status.fresh_as_of}.",
         f"Watcher: {status.watcher.mode}, {'healthy' if status.watcher.healthy else 'not healthy'}, "
         f"{status.watcher.restarts} restarts"
-        + (f", last error: {status.watcher.last_error}" if status.watcher.last_error else "")
+        + (f", last error: {inline(status.watcher.last_error)}" if status.watcher.last_error else "")
         + ".",
     ]
     for r in status.roots:
@@ -124,16 +133,16 @@ def render(status: StatusReport) -> str:
         if r.indexing:
             state += f" INDEXING {r.indexing}"
         lines.append(
-            f"- {r.label} ({r.kind}, {r.path}){state}: {r.files} files ({r.pinned} pinned), "
+            f"- {inline(r.label)} ({r.kind}, {inline(r.path)}){state}: {r.files} files ({r.pinned} pinned), "
             f"{r.sections} sections, {r.windows} windows; fresh as of {r.fresh_as_of}"
         )
-        lines.extend(f"  skipped {s.path}: {s.reason}" for s in r.skipped)
+        lines.extend(f"  skipped {inline(s.path)}: {inline(s.reason)}" for s in r.skipped)
     if status.last_update:
         u = status.last_update
         lines.append(
             f"Last update at {u.at}: {len(u.added)} added, {len(u.changed)} changed, {len(u.removed)} removed."
         )
     if status.last_error:
-        lines.append(f"Last error: {status.last_error}")
+        lines.append(f"Last error: {inline(status.last_error)}")
     fields = {"healthy": int(status.healthy), "gen": status.generation, "fresh_as_of": status.fresh_as_of}
     return with_status("\n".join(lines), fields)

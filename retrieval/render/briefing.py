@@ -3,6 +3,8 @@
 Seed 000: the pinned files are cross-cutting rules paid for on every task; the manifest lists what
 is searchable so the model knows when to search. Claude Code silently cuts server instructions
 and tool descriptions longer than 2,048 characters, so the instructions are built to a budget.
+File text is shown through `neutralise` and paths, descriptions and headings through `inline`
+(grammar.py), so no file can forge a block or a STATUS line.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from functools import lru_cache
 from corpus.catalog import Corpus, CorpusFile
 from corpus.markdown import is_markdown
 from retrieval.chunks.sections import INTRO, SectionSpan, sections
-from retrieval.render.grammar import escape_attribute, with_status
+from retrieval.render.grammar import escape_attribute, inline, neutralise, with_status
 
 PINNED_BUDGET_BYTES = 32 * 1024
 INSTRUCTIONS_BUDGET_CHARS = 2048
@@ -72,15 +74,16 @@ def manifest(
         if limit is not None and size > limit:
             lines.append(f"- ... and {len(files) - shown} more files (agents-context://outline lists them all)")
             break
-        found = headings(f) if detail < 2 else []
-        about = f" ({f.meta.description})" if f.meta.description and detail < 2 else ""
+        found = [inline(h) for h in headings(f)] if detail < 2 else []
+        about = f" ({inline(f.meta.description)})" if f.meta.description and detail < 2 else ""
+        path = inline(f.path)
         if detail == 0 and found:
-            lines.append(f"- {f.path}{about}: {'; '.join(found)}")
+            lines.append(f"- {path}{about}: {'; '.join(found)}")
         elif detail == 1 and found:
             more = f" (+{len(found) - 1} more)" if len(found) > 1 else ""
-            lines.append(f"- {f.path}{about}: {found[0]}{more}")
+            lines.append(f"- {path}{about}: {found[0]}{more}")
         else:
-            lines.append(f"- {f.path}{about}")
+            lines.append(f"- {path}{about}")
         size += len(lines[-1]) + 1
     return "\n".join(lines)
 
@@ -101,9 +104,11 @@ def pinned_block(f: CorpusFile, budget_bytes: int) -> tuple[str, int]:
                 break
             kept.append(line)
             used += cost
-        marker = f"[... pinned file cut at {used} of {size} bytes; read {f.uri} for the rest]"
-        text = "\n".join([*kept, marker])
+        marker = f"[... pinned file cut at {used} of {size} bytes; read {inline(f.uri)} for the rest]"
+        text = "\n".join([*(neutralise(line) for line in kept), marker])
         size = used
+    else:
+        text = neutralise(text)
     return f'<context path="{escape_attribute(f.path)}">\n{text}\n</context>', size
 
 
@@ -153,7 +158,7 @@ def instructions(
     """Server instructions within `budget_chars`, in the order the README gives (`n_sections`:
     the section index's count, if the caller has it)."""
     files = pinned(corpus)
-    names = ", ".join(f.path for f in files) or "none"
+    names = ", ".join(inline(f.path) for f in files) or "none"
     about = f"agents-context serves {_served(corpus)}: what the team wants coding agents to know" + (
         " (overview, conventions, rules, architecture, glossary)."
         if any(not r.include for r in corpus.agents_roots)

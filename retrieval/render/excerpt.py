@@ -1,9 +1,10 @@
 """`read_context` answers (and `agents-context read`): exactly the lines asked for, in one
-`<context path section lines>` block within the budget; a cut says where to continue."""
+`<context path section lines>` block within the budget; a cut says where to continue. The lines
+are shown through `neutralise` (grammar.py), so none of them reads as a delimiter."""
 
 from __future__ import annotations
 
-from retrieval.render.grammar import MAX_ATTRIBUTE_CHARS, escape_attribute, freshness_fields, with_status
+from retrieval.render.grammar import MAX_ATTRIBUTE_CHARS, escape_attribute, freshness_fields, neutralise, with_status
 from retrieval.render.hits import fit_lines
 from retrieval.search.answer import Freshness
 from retrieval.search.reader import Excerpt
@@ -22,11 +23,11 @@ def render_excerpt(excerpt: Excerpt, max_tokens: int, freshness: Freshness | Non
         fields["other_sections"] = " ".join(f"#{u.anchor}" for u in excerpt.others)
     if freshness is not None:
         fields.update(freshness_fields(freshness))
-    text = with_status(f"{head}\n{excerpt.text}\n</context>", fields)
+    text = with_status(f"{head}\n{neutralise(excerpt.text)}\n</context>", fields)
     limit = max_tokens * 4
     if len(text) <= limit:
         return text
-    lines = excerpt.text.split("\n")
+    lines = [neutralise(line) for line in excerpt.text.split("\n")]
     fields = {**fields, "truncated": 1, "next_line": excerpt.end_line}
     widest = f"[... cut at line {excerpt.end_line} of {span}; continue with start_line={excerpt.end_line}]"
     bare = with_status(f"{head}\n{widest}\n</context>", fields)

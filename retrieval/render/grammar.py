@@ -3,11 +3,20 @@
 A text result is BODY, a blank line, then one STATUS line `[agents-context key=value ...]`.
 STATUS is the only place new fields appear; a value with spaces or quotes is a JSON string.
 Attribute values in `<context ...>` tags are XML-escaped.
+
+The grammar cannot be forged, and this module is the one place that makes sure (README, "Output
+grammar", "What is escaped"): corpus text goes through `neutralise` (a line that would read as a
+delimiter of the grammar or as a STATUS line gets a backslash before its first visible character)
+and every path, heading or other value printed inside a line goes through `inline` (control,
+invisible format and line-separator characters become visible escapes such as `\\n`). The
+structured content is never escaped.
 """
 
 from __future__ import annotations
 
 import json
+import re
+import unicodedata
 from collections.abc import Mapping
 
 from retrieval.render.schema import utc
@@ -25,12 +34,77 @@ def status_line(fields: Mapping[str, object]) -> str:
 
 
 def _value(value: object) -> str:
+    """The value as is, or a JSON string when it holds a space, `"`, `=`, `]` or a character that
+    is not printable (those are `\\uXXXX` escapes, so the STATUS line stays one line)."""
     text = str(value)
-    return json.dumps(text, ensure_ascii=False) if (not text or any(c in text for c in ' "=]\n')) else text
+    if text and text.isprintable() and not any(c in text for c in ' "=]'):
+        return text
+    return "".join(c if c.isprintable() else json.dumps(c)[1:-1] for c in json.dumps(text, ensure_ascii=False))
 
 
 def with_status(body: str, fields: Mapping[str, object]) -> str:
-    return f"{body}\n\n{status_line(fields)}"
+    """BODY, a blank line, STATUS. A BODY line that would read as a STATUS line is neutralised
+    here too, whoever wrote the BODY, so every answer has exactly one STATUS line: its last."""
+    return f"{_neutralise(body, _STATUS_LOOKALIKE)}\n\n{status_line(fields)}"
+
+
+# --- what keeps the grammar unforgeable ---------------------------------------------------------
+
+_LINE_BREAK = re.compile(r"(\r\n|[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029])")
+"""Every line boundary `str.splitlines` knows: a model or a client may break a line at any of them."""
+_STATUS_LOOKALIKE = re.compile(r"\[agents-context", re.IGNORECASE)
+_LOOKALIKE = re.compile(
+    r"""
+      </?context(?![\w.:-])        # a <context ...>, <context ... /> or </context> tag
+    | \[agents-context              # a STATUS line
+    | \[(?:\.\.\.|…)               # a cut marker: [... cut at line N of A-B]
+    | \[\d+\ (?:more\ )?hits?\b     # search_docs' footer [N hits, ...], or [N more hits left out]
+    | -{3,}[\ \t]+[^\s|:-]         # a search_docs header: --- path#chunk (score=...) ---
+    """,
+    re.IGNORECASE | re.VERBOSE,
+)
+"""What a line may not start with (after blanks) in BODY, unless the grammar itself wrote it.
+A markdown rule (`---`), a table row (`--- | ---`) and a mention of `<context>` mid-line do not match."""
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+_INVISIBLE = frozenset(("Cc", "Cf", "Zl", "Zp"))
+"""Control, format (zero-width, bidirectional, tag) and line or paragraph separator characters."""
+
+
+def neutralise(text: str) -> str:
+    """Corpus text as BODY shows it: verbatim, except that each line that would read as a
+    delimiter of the grammar (a `<context>` tag, a search_docs header, a footer or cut marker) or
+    as a STATUS line gets a backslash before its first visible character (the markdown escape)."""
+    return _neutralise(text, _LOOKALIKE)
+
+
+def _neutralise(text: str, lookalike: re.Pattern[str]) -> str:
+    if not lookalike.search(text):  # a cheap first look, anywhere: most text has nothing to do
+        return text
+    parts = _LINE_BREAK.split(text)  # lines at even indexes, the line breaks between them
+    for i in range(0, len(parts), 2):
+        line = parts[i]
+        start = 0
+        while start < len(line) and (line[start].isspace() or unicodedata.category(line[start]) == "Cf"):
+            start += 1
+        if lookalike.match(line, start):
+            parts[i] = f"{line[:start]}\\{line[start:]}"
+    return "".join(parts)
+
+
+def inline(value: str) -> str:
+    """A value printed inside a line (a path, a heading, a query): control, invisible format and
+    line-separator characters become visible escapes (`\\n`, `\\r`, `\\t`, `\\x1b`, `\\u2028`,
+    `\\U000e0041`), so the value stays on its line and shows every character it has."""
+    if value.isprintable():
+        return value
+    return "".join(_visible(c) if unicodedata.category(c) in _INVISIBLE else c for c in value)
+
+
+def _visible(c: str) -> str:
+    code = ord(c)
+    if c in _NAMED:
+        return _NAMED[c]
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
 def freshness_fields(fresh: Freshness) -> dict[str, object]:
@@ -42,15 +116,15 @@ def freshness_fields(fresh: Freshness) -> dict[str, object]:
 
 
 def escape_attribute(value: str, limit: int | None = None) -> str:
-    """XML-escaped; `limit` (characters once escaped) shortens free text (a heading), never a
-    path or URI."""
-    escaped = _escape(value)
+    """`inline`, then XML-escaped; `limit` (characters once escaped) shortens free text (a
+    heading), never a path or URI."""
+    escaped = _escape(inline(value))
     if limit is None or len(escaped) <= limit:
         return escaped
     kept: list[str] = []
     used = 0
     for c in value:
-        e = _escape(c)
+        e = _escape(inline(c))
         if used + len(e) > limit - 1:
             break
         kept.append(e)

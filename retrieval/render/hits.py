@@ -4,7 +4,8 @@
 `--- path#chunk (score=...) ---` blocks with a cost footer. The whole text result stays within
 `max_tokens` (tokens = characters / 4): whole hits are dropped from the end before any hit is cut,
 and STATUS says `truncated=1 omitted=N next_offset=K`. The STATUS line and the structured result
-are both written from one `Status` record.
+are both written from one `Status` record. BODY shows the hits' text through `neutralise` and
+their paths through `inline` (grammar.py); the structured result holds them exactly.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from retrieval.render.grammar import (
     echo,
     escape_attribute,
     freshness_fields,
+    inline,
+    neutralise,
     status_line,
     with_status,
 )
@@ -212,7 +215,7 @@ def render_context(query: str, answer: Answer, page: Page | None = None) -> Rend
     def block(doc: RetrievedDocument, text: str | None = None) -> str:
         if page.detail == "paths":
             return _context_open(doc, answer, page, closed=True)
-        shown = _shown(doc, answer, page) if text is None else text
+        shown = neutralise(_shown(doc, answer, page)) if text is None else text
         return f"{_context_open(doc, answer, page)}\n{shown}\n</context>"
 
     def body(blocks: Sequence[str], left_out: int) -> str:
@@ -237,11 +240,11 @@ def render_docs(query: str, answer: Answer, page: Page | None = None) -> Rendere
 
     def block(doc: RetrievedDocument, text: str | None = None) -> str:
         u = doc.unit
-        head = f"--- {u.path}#{u.chunk_id} (score={doc.score:.2f})"
+        head = f"--- {inline(u.path)}#{u.chunk_id} (score={doc.score:.2f})"
         if page.detail != "sections":
             head += f" lines {u.start_line}-{u.end_line}"
         head += " ---"
-        shown = _shown(doc, answer, page) if text is None else text
+        shown = neutralise(_shown(doc, answer, page)) if text is None else text
         return head if page.detail == "paths" else f"{head}\n{shown}"
 
     def body(blocks: Sequence[str], left_out: int) -> str:
@@ -267,6 +270,7 @@ def _text_chars(block: str, page: Page) -> int:
 
 
 Block = Callable[..., str]
+"""A hit as BODY shows it: `block(doc)`, or `block(doc, text)` with text already neutralised."""
 Body = Callable[[Sequence[str], int], str]
 
 
@@ -278,9 +282,9 @@ def _fit(answer: Answer, page: Page, block: Block, body: Body) -> Rendered:
         text = with_status(body(blocks[:n], len(docs) - n), status.fields())
         if len(text) <= page.limit:
             return Rendered(text, _result(answer, page, status, [_shown(d, answer, page) for d in docs[:n]]))
-    cut = _cut(docs[0], answer, page, block, body)
+    shown, cut = _cut(docs[0], answer, page, block, body)
     status = Status.of(answer, page, 1, cut=True)
-    text = with_status(body([block(docs[0], cut)], len(docs) - 1), status.fields())
+    text = with_status(body([block(docs[0], shown)], len(docs) - 1), status.fields())
     if len(text) <= page.limit:
         return Rendered(text, _result(answer, page, status, [cut]))
     # Even the first hit's path and heading alone exceed the budget: show none, skip past it.
@@ -288,9 +292,10 @@ def _fit(answer: Answer, page: Page, block: Block, body: Body) -> Rendered:
     return Rendered(with_status(body([], len(docs)), status.fields()), _result(answer, page, status, []))
 
 
-def _cut(doc: RetrievedDocument, answer: Answer, page: Page, block: Block, body: Body) -> str:
+def _cut(doc: RetrievedDocument, answer: Answer, page: Page, block: Block, body: Body) -> tuple[str, str]:
     """The longest prefix of whole lines of the hit's text (or, for one huge line, of characters)
-    that keeps the whole result within the budget, ending with `[... cut at line N of A-B]`."""
+    that keeps the whole result within the budget, ending with `[... cut at line N of A-B]`: as
+    BODY shows it (neutralised), and exactly (for the structured result)."""
     u = doc.unit
     lines = _shown(doc, answer, page).split("\n")
 
@@ -301,10 +306,17 @@ def _cut(doc: RetrievedDocument, answer: Answer, page: Page, block: Block, body:
     status = Status.of(answer, page, 1, cut=True)
     bare = with_status(body([block(doc, candidate([], u.end_line))], len(answer.docs) - 1), status.fields())
     room = page.limit - len(bare) - 12
-    kept = fit_lines(lines, room)
-    if not kept:
-        return candidate([lines[0][: max(room - 1, 0)]] if room > 1 else [], u.start_line)
-    return candidate(kept, u.start_line + len(kept) - 1)
+    kept = fit_lines([neutralise(line) for line in lines], room)
+    if kept:
+        last = u.start_line + len(kept) - 1
+        return candidate(kept, last), candidate(lines[: len(kept)], last)
+    if room <= 1:
+        return candidate([], u.start_line), candidate([], u.start_line)
+    chars = room - 1
+    while chars > 0 and (over := len(neutralise(lines[0][:chars])) - (room - 1)) > 0:
+        chars -= over  # each escaped line adds one backslash: a few steps at most
+    first = lines[0][:chars]
+    return candidate([neutralise(first)], u.start_line), candidate([first], u.start_line)
 
 
 def _miss(line: str, answer: Answer, page: Page) -> Rendered:
@@ -312,13 +324,14 @@ def _miss(line: str, answer: Answer, page: Page) -> Rendered:
     status = Status.of(answer, page, 0)
     shown_status = status.line()
     room = page.limit - len(shown_status) - 2
-    body = shorten(line, room)
+    body = shorten(inline(line), room)
     if answer.nearest:
         header = f"\n\nNearest headings and files ({answer.miss or MISS_NO_MATCH}; read one with read_context):"
         near = [
-            f"- {n.path}:{n.start_line}-{n.end_line} ({shorten(n.heading, _NEAR_HEADING_CHARS)}) {n.uri}"
+            f"- {inline(n.path)}:{n.start_line}-{n.end_line} ({shorten(inline(n.heading), _NEAR_HEADING_CHARS)})"
+            f" {inline(n.uri)}"
             if n.heading
-            else f"- {n.path} {n.uri}"
+            else f"- {inline(n.path)} {inline(n.uri)}"
             for n in answer.nearest
         ]
         shown = body + header

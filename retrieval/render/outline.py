@@ -1,5 +1,6 @@
 """The `agents-context://outline` resource (and `agents-context outline`): every `.AGENTS` file
-with its sections, headings, anchors, line ranges and estimated tokens, and every root's size."""
+with its sections, headings, anchors, line ranges and estimated tokens, and every root's size.
+The text form prints names through `inline` (grammar.py); the model holds them exactly."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from corpus.catalog import Corpus
 from corpus.roots import RootKind
 from retrieval.chunks.sections import INTRO
 from retrieval.chunks.units import sections_of
+from retrieval.render.grammar import inline
 
 
 class OutlineSection(BaseModel):
@@ -81,12 +83,14 @@ def outline(corpus: Corpus) -> Outline:
 def render_outline(out: Outline) -> str:
     lines = []
     for f in out.files:
-        lines.append(f"{f.path} (~{f.tokens} tokens{', pinned' if f.pinned else ''})")
+        lines.append(f"{inline(f.path)} (~{f.tokens} tokens{', pinned' if f.pinned else ''})")
         for s in f.sections:
             indent = "  " * max(len(s.trail), 1)
-            lines.append(f"{indent}{s.heading}  [lines {s.start_line}-{s.end_line}, ~{s.tokens} tokens] {s.uri}")
+            lines.append(
+                f"{indent}{inline(s.heading)}  [lines {s.start_line}-{s.end_line}, ~{s.tokens} tokens] {inline(s.uri)}"
+            )
     lines.extend(
-        f"{r.label}/ (docs root: {r.files} files, ~{r.tokens} tokens; search it with search_docs)"
+        f"{inline(r.label)}/ (docs root: {r.files} files, ~{r.tokens} tokens; search it with search_docs)"
         for r in out.roots
         if r.kind != RootKind.AGENTS.value
     )

@@ -33,7 +33,9 @@ class Hit(BaseModel):
     score: float = Field(description="BM25 score; higher is better.")
     start_line: int = Field(description="First line of the hit in its file, 1-based.")
     end_line: int = Field(description="Last line of the hit in its file, inclusive.")
-    text: str = Field(description="The hit's text as shown in the text result (per the detail level).")
+    text: str = Field(
+        description="The hit's text as shown in the text result (per the detail level), exactly: never escaped."
+    )
     uri: str = Field(description="Resource URI of the file, readable with resources/read.")
     section_uri: str = Field(description="URI of exactly this section (#anchor) or these lines (#L12-L30).")
     citation: str = Field(description="What to quote as the source: path:lines (heading trail).")

@@ -135,3 +135,14 @@ def test_fresh_as_of_is_the_oldest_roots(make_tree: Callable[..., Path], agents:
     agents_status, docs_status = status.roots
     assert agents_status.fresh_as_of > docs_status.fresh_as_of
     assert status.fresh_as_of == docs_status.fresh_as_of == utc(live.state["docs"].fresh_as_of)
+
+
+def test_a_root_whose_files_are_still_changing_says_so(live: LiveIndex, agents: Path) -> None:
+    (agents / "services" / "api.md").write_text("# API\n\n## Errors\n\nReturn plain errors.\n")
+    with live.state[".AGENTS"].lock:  # another update under way: the call answers without it
+        live.catch_up(lambda _: True, budget_s=0.05)
+    status = report(live, None, time.time())
+    assert status.roots[0].indexing == "changing"
+    assert " INDEXING changing: 4 files" in render(status)
+    live.catch_up(lambda _: True)
+    assert report(live, None, time.time()).roots[0].indexing is None
