@@ -6,8 +6,9 @@ macOS, and a `Overview.md` is as pinned as `overview.md`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
-from fnmatch import fnmatchcase
+from fnmatch import fnmatchcase, translate
 
 IGNORED_DIRS: frozenset[str] = frozenset(
     {
@@ -27,9 +28,12 @@ IGNORED_DIRS: frozenset[str] = frozenset(
 """Directory names never walked (version control, caches, environments)."""
 
 SECRET_PATTERNS: tuple[str, ...] = (
+    # environments and shells
     ".env",
     ".env.*",
     "*.env",
+    ".envrc",
+    # private keys, certificates and key stores
     "*.key",
     "*.pem",
     "*.p12",
@@ -44,12 +48,44 @@ SECRET_PATTERNS: tuple[str, ...] = (
     "id_ecdsa*",
     "id_ed25519*",
     "*.kdbx",
+    # tools' credential files
     ".netrc",
+    "_netrc",
+    ".git-credentials",
     ".npmrc",
+    ".yarnrc.yml",
     ".pypirc",
+    ".pgpass",
+    ".my.cnf",
+    ".htpasswd",
+    ".s3cfg",
+    ".boto",
+    ".vault-token",
+    ".dockercfg",
+    ".docker/config.json",
+    ".aws/credentials",
+    ".kube/config",
+    "kubeconfig",
+    "*.kubeconfig",
+    # cloud keys and secrets files
     "credentials*.json",
+    "application_default_credentials.json",
+    "service-account*.json",
+    "service_account*.json",
+    "secrets.json",
+    "secrets.yaml",
+    "secrets.yml",
+    "secrets.toml",
+    # Terraform variables and state (state holds every secret it created, in clear)
+    "*.tfvars",
+    "*.tfvars.json",
+    "*.tfstate",
+    "*.tfstate.backup",
 )
-"""File-name patterns that look like credentials: never indexed, listed, pinned or served."""
+"""Patterns of files that hold credentials: never indexed, listed, pinned or served. A pattern
+matches a file's name (`*.pem`), or, when it has a `/`, the last parts of its path inside the root
+(`.docker/config.json` is any `config.json` in a `.docker` folder); case-insensitively, as
+`fnmatch` does. Only credential files: `secrets.md` (a policy) and `config.json` are served."""
 
 EDITOR_TEMP_PATTERNS: tuple[str, ...] = ("*~", "*.sw[a-p]", ".#*", "#*#", "4913", "*.tmp")
 """Editor scratch files (vim swap and backup, emacs locks and autosaves, atomic-save temps):
@@ -63,9 +99,35 @@ def is_ignored_dir(name: str) -> bool:
     return name.casefold() in IGNORED_DIRS
 
 
-def is_secret(name: str) -> bool:
-    folded = name.casefold()
-    return any(fnmatchcase(folded, pattern) for pattern in SECRET_PATTERNS)
+def _compiled(patterns: Iterable[str]) -> re.Pattern[str]:
+    """One regular expression for several `fnmatch` patterns (a walk checks every name it lists)."""
+    return re.compile("|".join(translate(p) for p in patterns) or "(?!)")
+
+
+_SECRET_NAMES = _compiled(p for p in SECRET_PATTERNS if "/" not in p)
+_SECRET_PATHS = {
+    depth: _compiled(p for p in SECRET_PATTERNS if p.count("/") + 1 == depth)
+    for depth in sorted({p.count("/") + 1 for p in SECRET_PATTERNS if "/" in p})
+}
+"""The path-shaped patterns by their number of parts: each matches that many last parts."""
+_SECRET_PATH_NAMES = _compiled(p.rsplit("/", 1)[-1] for p in SECRET_PATTERNS if "/" in p)
+"""The names path-shaped patterns end with: only a file so named needs its path checked."""
+
+
+def is_secret(rel: str) -> bool:
+    """Whether a file, by its relative POSIX path inside a root (or just its name), is a secret:
+    its name matches a name pattern, or its last parts a path pattern."""
+    folded = rel.casefold()
+    name = folded.rsplit("/", 1)[-1]
+    if _SECRET_NAMES.match(name):
+        return True
+    if not _SECRET_PATH_NAMES.match(name):
+        return False
+    parts = folded.split("/")
+    return any(
+        len(parts) >= depth and pattern.match("/".join(parts[-depth:])) is not None
+        for depth, pattern in _SECRET_PATHS.items()
+    )
 
 
 def is_editor_temp(name: str) -> bool:

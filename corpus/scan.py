@@ -23,12 +23,14 @@ from pathspec import GitIgnoreSpec
 
 from corpus.ignore import IGNORE_FILES, IgnoreRules, names_in
 from corpus.listing import DIR, FILE, LINK, FolderStamp, Listing, Listings, listings_for, settled, stamp_of
+from corpus.names import printable
 from corpus.read import Skipped, Stamp, kind_of, resolve_inside
 from corpus.roots import Root
 from corpus.rules import is_editor_temp, is_ignored_dir, is_secret
 
 SECRET = "looks like a secret (denylist)"
 EDITOR_TEMP = "editor temporary file"
+BACKSLASH = "name holds a backslash, a folder separator on Windows: rename it to serve it"
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +69,7 @@ def check_name(rel: str) -> str | None:
     parts = rel.split("/")
     if any(is_ignored_dir(p) for p in parts[:-1]):
         return "inside an ignored folder"
-    if is_secret(parts[-1]):
+    if is_secret(rel):
         return SECRET
     if is_editor_temp(parts[-1]):
         return EDITOR_TEMP
@@ -111,7 +113,7 @@ def target_refused(root: Root, target: str, is_dir: bool, rules: IgnoreRules) ->
         return f"symlink into an ignored folder ({shown})"
     if is_dir and is_ignored_dir(parts[-1]):
         return f"symlink to an ignored folder {shown}"
-    if not is_dir and is_secret(parts[-1]):
+    if not is_dir and is_secret(target):
         return f"symlink to a denylisted file {shown}"
     if not is_dir and is_editor_temp(parts[-1]):
         return f"symlink to an editor temporary file {shown}"
@@ -121,9 +123,16 @@ def target_refused(root: Root, target: str, is_dir: bool, rules: IgnoreRules) ->
     return f"symlink to {shown}, {reason}" if reason else None
 
 
+def linked_folder(target: str) -> str:
+    """Why a link to a folder inside the root is skipped: its files are served under their real
+    path only, so no file has two names and no link can loop (a link to a file is served)."""
+    return f"link to a folder inside the root ({target}/): its files are served under their real path"
+
+
 def _leads_to_refused(root: Root, rel: str, rules: IgnoreRules) -> str | None:
     """`target_refused` for the real path of `rel`, when a symlink on its way moves it elsewhere
-    inside the root (a target outside the root, or none, is the reader's to refuse)."""
+    inside the root, or `linked_folder` when that symlink is a folder's (a target outside the
+    root, or none, is the reader's to refuse)."""
     path = os.path.join(root.path, *rel.split("/"))  # noqa: PTH118 - compared as strings
     real = os.path.realpath(path)
     if real == path:
@@ -131,7 +140,12 @@ def _leads_to_refused(root: Root, rel: str, rules: IgnoreRules) -> str | None:
     target = _relative(str(root.path), real)
     if target is None:
         return None
-    return target_refused(root, target, Path(real).is_dir(), rules)
+    reason = target_refused(root, target, Path(real).is_dir(), rules)
+    folder = os.path.dirname(path)  # noqa: PTH120 - compared as strings
+    real_folder = os.path.realpath(folder)
+    if reason is None and real_folder != folder and (inside := _relative(str(root.path), real_folder)) is not None:
+        reason = linked_folder(inside)
+    return reason
 
 
 def _relative(root: str, real: str) -> str | None:
@@ -202,13 +216,13 @@ class _Walker:
 
     def run(self, under: str) -> Walk:
         start = str(Path(self.root.path, *under.split("/")))
-        if under:  # a folder reached through a link is walked as its target would be
-            start = os.path.realpath(start)
-            target = _relative(self.root_str, start)
-            refused = "symlink target leaves the root" if target is None else None
-            if target is not None and target != under:
-                refused = target_refused(self.root, target, True, self.rules)
-            if refused:
+        if under:  # a folder reached through a link is not walked (see `linked_folder`)
+            real = os.path.realpath(start)
+            target = _relative(self.root_str, real)
+            if target is None:
+                return Walk([], [SkippedFile(self.root, under + "/", "symlink target leaves the root")])
+            if target != under:
+                refused = target_refused(self.root, target, True, self.rules) or linked_folder(target)
                 return Walk([], [SkippedFile(self.root, under + "/", refused)])
         self.seen.add(start)
         self.stack.append((start, f"{under}/" if under else ""))
@@ -269,9 +283,11 @@ class _Walker:
         refused: list[tuple[str, str]] = []
         for entry in found:
             name = entry.name
-            rel = prefix + _printable(name)
-            if _printable(name) != name:
+            rel = prefix + printable(name)
+            if printable(name) != name:
                 refused.append((rel, "name is not valid UTF-8"))
+            elif "\\" in name:
+                refused.append((rel, BACKSLASH))
             elif name in IGNORE_FILES:
                 continue
             else:
@@ -300,7 +316,7 @@ class _Walker:
         if not included(self.root, rel):
             return None, None
         reason = self.rules.ignored(rel)
-        if reason is None and is_secret(entry.name):
+        if reason is None and is_secret(rel):
             reason = SECRET
         if reason is None and is_editor_temp(entry.name):
             reason = EDITOR_TEMP
@@ -328,18 +344,14 @@ class _Walker:
         if stat.S_ISDIR(st.st_mode):
             ignored = "ignored folder" if is_ignored_dir(name) else self.rules.ignored(rel, is_dir=True)
             ignored = ignored or target_refused(self.root, target, True, self.rules)
-            if ignored:
-                self.skipped.append(SkippedFile(self.root, rel + "/", ignored))
-            elif str(real) not in self.seen:
-                self.seen.add(str(real))
-                self.stack.append((str(real), rel + "/"))
+            self.skipped.append(SkippedFile(self.root, rel + "/", ignored or linked_folder(target)))
             return
         if not included(self.root, rel):
             return  # not a conventional agent file: not part of this root at all
         ignored = self.rules.ignored(rel)
         if ignored:
             raise Skipped(ignored)
-        if is_secret(name):
+        if is_secret(rel):
             raise Skipped(SECRET)
         if is_editor_temp(name):
             raise Skipped(EDITOR_TEMP)
@@ -361,15 +373,6 @@ def _name_filter(patterns: tuple[str, ...]) -> re.Pattern[str] | None:
             return None
         names.append(fnmatch.translate(last))
     return re.compile("|".join(names), re.IGNORECASE)
-
-
-def _printable(name: str) -> str:
-    """The name itself if it is valid UTF-8; otherwise a printable stand-in for messages."""
-    try:
-        name.encode("utf-8")
-    except UnicodeEncodeError:
-        return os.fsencode(name).decode("utf-8", "backslashreplace")
-    return name
 
 
 @lru_cache(maxsize=8192)

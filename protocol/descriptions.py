@@ -77,6 +77,8 @@ Query = Annotated[
     str,
     Field(description='A few specific words. "Quoted phrases" must match as written; a file name returns that file.'),
 ]
+# Every number argument advertises its range as `minimum`/`maximum` (what a model should send),
+# and is never validated against it: `protocol.arguments.whole_number` clamps a number outside it.
 MaxTokens = Annotated[
     int,
     Field(
@@ -88,10 +90,20 @@ Detail = Annotated[
     Literal["paths", "snippets", "sections"],
     Field(description="paths: where each hit is (cheapest); snippets: its best lines; sections: its whole text."),
 ]
-Offset = Annotated[int, Field(description="Skip this many hits (from next_offset in the last STATUS line).", ge=0)]
+Offset = Annotated[
+    int,
+    Field(
+        description="Skip this many hits, 0 or more (clamped): the next_offset of the last STATUS line.",
+        json_schema_extra={"minimum": 0},
+    ),
+]
 Generation = Annotated[
     int | None,
-    Field(description="The gen= of the page you are continuing; the answer says if the index changed since."),
+    Field(
+        description="The gen= of the page you are continuing, 0 or more (clamped); the answer says if the index "
+        "changed since.",
+        json_schema_extra={"minimum": 0},
+    ),
 ]
 PathPrefix = Annotated[
     str | None, Field(description="Only files under this path, e.g. 'services/' or '.AGENTS/services/'.")
@@ -124,5 +136,18 @@ ReadPath = Annotated[
     ),
 ]
 Section = Annotated[str | None, Field(description="A heading, a trail ('Security > Secrets') or an anchor.")]
-StartLine = Annotated[int | None, Field(description="First line to return (1-based).", ge=1)]
-EndLine = Annotated[int | None, Field(description="Last line to return (inclusive).", ge=1)]
+StartLine = Annotated[
+    int | None,
+    Field(
+        description="First line to return, 1 or more (clamped); a line past the file's end is an error.",
+        json_schema_extra={"minimum": 1},
+    ),
+]
+EndLine = Annotated[
+    int | None,
+    Field(
+        description="Last line to return (inclusive), 1 or more (clamped), not before start_line; past the "
+        "file's end means its last line.",
+        json_schema_extra={"minimum": 1},
+    ),
+]

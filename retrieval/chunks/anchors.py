@@ -2,8 +2,9 @@
 
 `## Secrets` is `#secrets`; a second `## Secrets` in the same file is `#secrets-1`, a third
 `#secrets-2` (a `## Secrets 1` after the second is then `#secrets-1-1`: anchors never collide); the
-text before the first heading is `#intro`. A citation names the file, the lines
-and the heading trail: `.AGENTS/security.md:12-30 (Security > Secrets)`.
+text before the first heading is `#intro`. Lines are `#L12` or `#L12-L30`, read by the one rule of
+`lines_within`. A citation names the file, the lines and the heading trail:
+`.AGENTS/security.md:12-30 (Security > Secrets)`.
 """
 
 from __future__ import annotations
@@ -12,9 +13,13 @@ import re
 import unicodedata
 from collections.abc import Iterable
 
+from corpus.errors import NotInCorpus
+
 INTRO_ANCHOR = "intro"
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
-_LINE_RANGE = re.compile(r"^L(\d+)(?:-L?(\d+))?$")
+_LINE_RANGE = re.compile(r"L([0-9]+)(?:-L?([0-9]+))?")
+LINE_FORMS = "#L12 or #L12-L30"
+"""How a fragment names lines, for messages."""
 
 
 def slug(heading: str) -> str:
@@ -44,12 +49,43 @@ def anchors(headings: Iterable[str | None]) -> list[str]:
 
 
 def line_range(fragment: str) -> tuple[int, int] | None:
-    """`L12-L30` (or `L12-30`, `L12`) as (12, 30), else None."""
-    match = _LINE_RANGE.match(fragment)
+    """`L12-L30` (or `L12-30`, `L12`) as (12, 30), the whole fragment and nothing else (no space,
+    no newline); None for any other fragment, a section's anchor. The numbers are as written
+    (`L0` is (0, 0), `L30-L12` is (30, 12)): `lines_within` says whether they name lines."""
+    match = _LINE_RANGE.fullmatch(fragment)
     if not match:
         return None
     start = int(match.group(1))
     return start, int(match.group(2) or start)
+
+
+def lines_within(
+    path: str, count: int, start: int | None, end: int | None, fragment: str | None = None
+) -> tuple[int, int]:
+    """The lines (first, last) to read of the file `path` of `count` lines, by the one rule of
+    line ranges: `start`..`end` from the `start_line`/`end_line` arguments (either may be absent:
+    the file's first or last line), or from a `#L12-L30` `fragment` (its `line_range`).
+
+    A fragment that names no line at all (`#L0`, `#L30-L12`) is an error, as are arguments whose
+    start is after their end; an argument below 1 is 1 (numbers out of range are clamped). A
+    range that starts past the file's end is an error naming its line count; one that ends past
+    it ends at its last line. With no range at all, the whole file (an empty one too).
+    `NotInCorpus` says what was wrong and what is accepted."""
+    if fragment is not None and (start is None or end is None or not 1 <= start <= end):
+        raise NotInCorpus(
+            f"#{fragment} names no lines of {path}: lines are {LINE_FORMS}, counted from 1, "
+            "the first not after the last"
+        )
+    if start is None and end is None:
+        return 1, count
+    first, last = max(1, start or 1), max(1, count if end is None else end)
+    if start is not None and end is not None and first > last:
+        raise NotInCorpus(f"start_line {start} is after end_line {end}: pass start_line <= end_line")
+    if first > count:
+        named = "start_line" if start is not None else "line"
+        asked = f"#{fragment} starts" if fragment is not None else f"{named} {first} is"
+        raise NotInCorpus(f"{path} has {count} lines; {asked} past its end")
+    return first, min(last, count)
 
 
 def citation(path: str, start: int, end: int, trail: tuple[str, ...] = ()) -> str:

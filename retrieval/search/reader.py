@@ -10,13 +10,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from difflib import get_close_matches
+from urllib.parse import unquote
 
 from corpus.catalog import Corpus, CorpusFile
 from corpus.errors import NotInCorpus
 from corpus.identity import AGENTS_SCHEME, DOCS_SCHEME, file_uri, split_display, split_fragment
 from corpus.markdown import split_lines
+from corpus.names import too_long
 from corpus.roots import RootKind
-from retrieval.chunks.anchors import INTRO_ANCHOR, line_range
+from retrieval.chunks.anchors import INTRO_ANCHOR, line_range, lines_within
 from retrieval.chunks.sections import INTRO
 from retrieval.chunks.units import Unit, sections_of
 
@@ -65,6 +67,9 @@ def resolve_uri(corpus: Corpus, name: str) -> str:
 def target(corpus: Corpus, name: str) -> Target:
     """The file and fragment `name` names: a URI (`agents://security.md#secrets`), a display or
     root-relative path, `security.md#secrets` (while `C#.md` stays a file's name)."""
+    why = too_long(unquote(name) if "://" in name else name)
+    if why:
+        raise NotInCorpus(why)
     fragment: str | None = None
     if "://" in name:
         fragment = split_fragment(name)[1]
@@ -81,19 +86,17 @@ def excerpt(
     end: int | None = None,
 ) -> Excerpt:
     """One section of the file (by heading, trail or anchor), a line range, or all of it."""
+    asked = None  # a fragment naming lines: `lines_within` holds it to the line-range rule
     if fragment and section is None and start is None and end is None:
         lines = line_range(fragment)
         if lines:
-            start, end = lines
+            (start, end), asked = lines, fragment
         else:
             section = fragment
     if section is not None:
         return _section(f, section)
     lines_of = split_lines(f.text)
-    first = max(1, start or 1)
-    last = min(len(lines_of), end or len(lines_of))
-    if first > last:
-        raise NotInCorpus(f"{f.path} has {len(lines_of)} lines; lines {start}-{end} are outside it")
+    first, last = lines_within(f.path, len(lines_of), start, end, asked)
     return Excerpt(f, "\n".join(lines_of[first - 1 : last]), first, last)
 
 

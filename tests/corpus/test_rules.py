@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from corpus.rules import PinSet
+from corpus.rules import SECRET_PATTERNS, PinSet, is_secret
 from tests.corpus.support import corpus_of, reasons, served
+from tests.helpers import REPO
 
 
 @pytest.mark.parametrize(
@@ -45,6 +47,43 @@ def test_secrets_are_never_served_whatever_their_case(make_tree: Callable[..., P
     corpus = corpus_of(root)
     assert served(corpus) == ["ok.md"]
     assert reasons(corpus) == {name: "looks like a secret (denylist)"}
+
+
+@pytest.mark.parametrize(
+    ("rel", "secret"),
+    [
+        (".docker/config.json", True),
+        ("ops/.Docker/CONFIG.json", True),
+        ("config.json", False),
+        ("docker/config.json", False),
+        (".docker/daemon.json", False),
+        (".kube/config", True),
+        ("infra/.kube/config", True),
+        ("config", False),
+        (".kube/config.md", False),
+        (".aws/credentials", True),
+        ("credentials", False),
+        ("aws/credentials", False),
+        ("secrets.md", False),
+        ("docs/secrets.md", False),
+        ("security.md", False),
+        ("secrets-policy.yaml", False),
+        ("kubeconfig.md", False),
+        ("terraform.tfvars.example", False),
+    ],
+)
+def test_path_patterns_match_the_last_parts_and_names_alone_stay_served(rel: str, secret: bool) -> None:
+    assert is_secret(rel) is secret
+
+
+def test_the_readme_lists_exactly_the_patterns_the_code_denies() -> None:
+    """The README's "How the corpus is read" prints the denylist; it cannot drift from the code."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    bullet = re.search(r"^  - secrets, .*?(?=^- )", readme, re.MULTILINE | re.DOTALL)
+    assert bullet, "the README's secrets bullet is missing"
+    listed = re.search(r"\): `([^`]*)`", bullet.group(0), re.DOTALL)
+    assert listed, "the README's secrets bullet lists no patterns"
+    assert tuple(listed.group(1).split()) == SECRET_PATTERNS
 
 
 def test_default_pins_are_overview_and_conventions_at_the_top_only(make_tree: Callable[..., Path]) -> None:
