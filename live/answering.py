@@ -1,20 +1,22 @@
 """Answering from the live index, for the MCP tools and the command line alike: one generation is
 searched under the view lock, its hits are checked against the disk, and the answer carries how
-fresh it is; reads resolve a name in the snapshot and read the file from disk now. So
+fresh it is (a root whose files are still changing is named in `indexing`, `label:changing`, and
+the answer is marked partial); reads resolve a name in the snapshot and read the file from disk now. So
 `context_search` and `agents-context search` (and `read_context` and `agents-context read`) can
 never drift apart.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import replace
 
 from corpus.catalog import read_uri
 from corpus.errors import Missing, NotInCorpus
 from corpus.roots import Root
-from live.index import LiveIndex
-from live.store import Store, View
+from live.index import CATCH_UP_S, LiveIndex
+from live.store import View
 from retrieval.search import reader
 from retrieval.search.answer import Answer, Freshness, Scope
 from retrieval.search.policy import DEADLINE_S
@@ -24,13 +26,15 @@ VERIFY_ROUNDS = 3
 this many times in all."""
 
 
-def freshness(store: Store, view: View, roots: Sequence[Root]) -> Freshness:
-    """How current an answer from `view` is, for a search of `roots`."""
+def freshness(live: LiveIndex, view: View, roots: Sequence[Root]) -> Freshness:
+    """How current an answer from `view` is, for a search of `roots`: `indexing` names the roots
+    still being indexed (`label:done/total`) and those whose files are still changing
+    (`label:changing`, see `LiveIndex.changing`)."""
     return Freshness(
         generation=view.generation,
-        fresh_as_of=store.fresh_since(roots),
+        fresh_as_of=live.fresh_since(roots),
         last=view.last_change,
-        indexing=tuple(store.indexing(roots)),
+        indexing=(*live.indexing(roots), *live.changing(roots)),
     )
 
 
@@ -44,13 +48,25 @@ def search(
     deadline_s: float = DEADLINE_S,
 ) -> Answer:
     """Answer from one generation, then make sure no hit comes from a file that changed since
-    it was indexed (a deleted or edited file is re-checked and the search run again)."""
+    it was indexed (a deleted or edited file is re-checked and the search run again). The re-checks
+    wait for updates and pause for files to hold still at most `CATCH_UP_S` in all: files that
+    keep changing are answered from the last generation searched, their roots marked changing."""
+    until = time.monotonic() + CATCH_UP_S
     for _ in range(VERIFY_ROUNDS):
         with live.view() as view:
             found = view.policy.answer(query, k, offset, scope, view.corpus, deadline_s)
             found = replace(found, freshness=freshness(live, view, roots))
-        if not live.verify((d.unit for d in found.docs), view.generation):
+        stale = live.verify((d.unit for d in found.docs), view.generation, until)
+        if not stale or time.monotonic() >= until:
             break
+    if stale and found.freshness is not None:
+        moment = time.time()
+        for doc in found.docs:
+            if (root := live.root_of(doc.unit.path)) is not None:
+                live.missed(root, moment)
+        fresh = found.freshness
+        changing = tuple(c for c in live.changing(roots) if c not in fresh.indexing)
+        found = replace(found, freshness=replace(fresh, indexing=(*fresh.indexing, *changing)))
     return found
 
 

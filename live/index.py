@@ -9,6 +9,12 @@
   asks for one step in the background, so new files are still found where the watcher does not
   cover a root, and no call waits for it. `catch_up` decides which of the two a call needs.
 
+A call never waits long for files that keep changing: its read-your-writes (`catch_up`) and its
+re-check of the hits wait for a root's update lock, and pause for files to hold still, only until
+`CATCH_UP_S` has passed. Past that it answers from the index as it is (one complete generation),
+and the root says it is `changing` (in STATUS: `partial=1 indexing=<label>:changing`) until an
+update finds it quiet; `fresh_as_of` never moves past a change left unread.
+
 Finding what changed is `live.changes`, reading it `live.settle`, writing the cache
 `live.persist`. Files are read and tokenized outside the index lock; each batch is then applied
 as one coalesced update, one generation, under the lock, so every answer comes from one complete
@@ -23,6 +29,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 
 from corpus.catalog import Change, CorpusFile
@@ -50,6 +57,13 @@ PATROL_S = 0.01
 much time has passed (at least one folder per step)."""
 PATROL_IDLE_S = 10.0
 """A patrol pass left alone this long (the watcher was reporting meanwhile) starts afresh."""
+CATCH_UP_S = 0.25
+"""How long a call's read-your-writes (and, apart, its re-check of the hits) may wait for a root's
+update lock (held by the watcher's update, under churn nearly always), pause for files to hold
+still, and go on reading once files have been seen changing under its reads (`Settler.read`): a
+bulk change that has landed, nothing changing under the reads, is read whole. Without this bound,
+a call under thousands of file operations a second waited for one update after another, each
+pausing for the files that changed under it: tens of seconds."""
 
 
 class LiveIndex(Store):
@@ -185,47 +199,98 @@ class LiveIndex(Store):
 
     # --- keeping up with the disk -------------------------------------------------------------
 
-    def catch_up(self, covered: Callable[[Root], bool]) -> None:
-        """Read-your-writes before answering: the `.AGENTS` roots are brought up to date by stat.
-        Docs roots rely on the watcher where it `covered` them; elsewhere each call asks for one
-        bounded step of their patrol (a stat sweep spread over calls), made in the background."""
+    def catch_up(self, covered: Callable[[Root], bool], budget_s: float = CATCH_UP_S) -> None:
+        """Read-your-writes before answering: the `.AGENTS` roots are brought up to date by stat,
+        waiting for their update locks and for files to hold still at most `budget_s` (see
+        `CATCH_UP_S`; a root left behind says it is `changing`). Docs roots rely on the watcher
+        where it `covered` them; elsewhere each call asks for one bounded step of their patrol (a
+        stat sweep spread over calls), made in the background."""
+        deadline = time.monotonic() + budget_s
         for root in self.agents_roots:
-            self.sweep(root)
+            self.sweep(root, deadline)
         docs = [r for r in self.roots if r.kind is RootKind.DOCS]
         if docs:
             self.patrol_soon(r for r in docs if not covered(r))
 
     @contextmanager
-    def _updating(self, root: Root) -> Iterator[None]:
-        """The root's update lock, for a sweep or refresh. Patrol steps stand aside while one of
-        these waits (a step takes the lock only when nobody is waiting for it), so a watcher's
-        rescan is never starved by steps asked for by back-to-back calls."""
+    def _updating(self, root: Root, deadline: float | None = None) -> Iterator[bool]:
+        """The root's update lock, for a sweep or refresh: True once held; False when it stayed
+        busy until `deadline` (a `time.monotonic()` moment; None waits as long as it takes).
+        Patrol steps stand aside while one of these waits (a step takes the lock only when nobody
+        is waiting for it), so a watcher's rescan is never starved by steps asked for by
+        back-to-back calls."""
         state = self.state[root.label]
         with self._patrol_guard:
             state.waiting += 1
-        with state.lock:
+        try:
+            held = state.lock.acquire(timeout=-1 if deadline is None else max(0.0, deadline - time.monotonic()))
+        finally:
             with self._patrol_guard:
                 state.waiting -= 1
-            yield
+        if not held:
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            state.lock.release()
 
-    def sweep(self, root: Root) -> Change:
-        """Bring `root` up to date by stat: only files whose size or mtime moved are re-read."""
-        with self._updating(root):
-            started = time.time()
+    def _update(self, root: Root, work: Callable[[], Change], deadline: float | None) -> Change | None:
+        """`work` under the root's update lock; None when the lock stayed busy until `deadline`
+        (then the root is `missed`: it says it is changing until an update catches up)."""
+        asked = time.time()
+        with self._updating(root, deadline) as held:
+            if not held:
+                self.missed(root, asked)
+                return None
             try:
-                change = self._sweep(root)
+                return work()
             except Exception as exc:  # keep serving the last good index, whatever went wrong
                 return self.failed(root, exc)
+
+    def sweep(self, root: Root, deadline: float | None = None) -> Change:
+        """Bring `root` up to date by stat: only files whose size or mtime moved are re-read. With
+        `deadline` (a call's, see `catch_up`), it waits for the lock and pauses for files to hold
+        still only until then; reads of files that hold still are made all the same."""
+
+        def work() -> Change:
+            started = time.time()
+            change = self._sweep(root, deadline)
             self.mark_fresh(root, started)
             return change
 
-    def refresh(self, root: Root, paths: Iterable[str | Path]) -> Change:
-        """Update just these absolute paths of `root` (files or folders, present or gone)."""
-        with self._updating(root):
-            try:
-                return self._refresh(root, paths)
-            except Exception as exc:
-                return self.failed(root, exc)
+        change = self._update(root, work, deadline)
+        return Change() if change is None else change
+
+    def refresh(self, root: Root, paths: Iterable[str | Path], deadline: float | None = None) -> Change:
+        """Update just these absolute paths of `root` (files or folders, present or gone); with
+        `deadline`, as for `sweep`."""
+        change = self._update(root, lambda: self._refresh(root, paths, deadline), deadline)
+        return Change() if change is None else change
+
+    def mark_fresh(self, root: Root, moment: float) -> None:
+        """As `Store.mark_fresh`, but never while a file of the root was left as it was because
+        it was still being written (`pending`): a change not read is not reflected."""
+        if not self._settler.pending[root.label]:
+            super().mark_fresh(root, moment)
+
+    def missed(self, root: Root, moment: float) -> None:
+        """A call at `moment` answered without bringing `root` up to date (its update lock stayed
+        busy, or the files behind its hits kept changing): the root is `changing` until it is
+        fresh as of a later moment."""
+        state = self.state[root.label]
+        state.missed = max(state.missed, moment)
+
+    def changing(self, roots: Iterable[Root]) -> list[str]:
+        """`label:changing` for each of these roots whose files are still changing: a file left as
+        it was because it was being written, or a call that answered without catching up (see
+        `missed`). Answers from them are the freshest complete generation, marked partial."""
+        return [
+            f"{r.label}:changing"
+            for r in roots
+            if r.label not in self.building
+            and (self._settler.pending[r.label] or self.state[r.label].missed > self.state[r.label].fresh_as_of)
+        ]
 
     def rebuild(self) -> Change:
         """Sweep every root; the changes of all of them together."""
@@ -234,7 +299,7 @@ class LiveIndex(Store):
     def retry_pending(self) -> None:
         """Re-read files that were still being written at the last attempt."""
         for root in self.roots:
-            pending = self._settler.pending[root.label]
+            pending = sorted(self._settler.pending[root.label])  # a copy: other threads change the set
             if pending:
                 self.refresh(root, [fs_path(root, rel) for rel in pending])
 
@@ -281,10 +346,11 @@ class LiveIndex(Store):
         finally:
             state.lock.release()
 
-    def verify(self, units: Iterable[Unit], generation: int | None = None) -> bool:
+    def verify(self, units: Iterable[Unit], generation: int | None = None, deadline: float | None = None) -> bool:
         """Re-check the files behind `units`; update any that changed. True if anything did, or
         if any of them changed after `generation` (the one the units were found in: another
-        update may have come in between)."""
+        update may have come in between), or is still being written, or could not be updated
+        because its root's update lock stayed busy until `deadline` (see `sweep`)."""
         stale: dict[str, list[Path]] = {}
         paths = {u.path for u in units}
         with self.writing():
@@ -297,7 +363,8 @@ class LiveIndex(Store):
         changed = False
         for root in self.roots:
             if root.label in stale and root.label not in self.building:  # partial answers: never wait
-                changed |= self.refresh(root, stale[root.label]).count > 0
+                change = self._update(root, partial(self._refresh, root, stale[root.label], deadline), deadline)
+                changed |= change is None or change.count > 0
                 # A file caught mid-save is left as indexed until it settles: its hit is stale
                 # all the same, so the caller searches again rather than serve it.
                 pending = self._settler.pending[root.label]
@@ -308,33 +375,40 @@ class LiveIndex(Store):
 
     # --- one update: find, read, apply --------------------------------------------------------
 
-    def _sweep(self, root: Root) -> Change:
+    def _sweep(self, root: Root, deadline: float | None = None) -> Change:
         state = self.state[root.label]
+        pending = self._settler.pending[root.label]
         if not root_present(root):
             if state.present:
                 log.warning("root %s is gone (%s); serving nothing from it until it returns", root.label, root.path)
             state.present = False
+            pending.clear()
             return self.apply(root, Batch(removed=set(state.files), unskipped=set(state.skipped)))
         if not state.present:
             log.info("root %s is back", root.label)
         state.present = True
         state.rules = IgnoreRules(root.path)
         stale, batch = swept(root, state.files, state.skipped, state.rules)
+        # A file left mid-write that is now gone, or back as indexed, is no longer being written.
+        pending.intersection_update([ref.rel for ref in stale])
         if not stale and not batch.removed and batch.skipped == state.skipped and self.last_error is None:
             return Change()  # nothing moved (the case before almost every answer): no update to apply
-        return self._read_apply(root, stale, batch)
+        return self._read_apply(root, stale, batch, deadline)
 
-    def _refresh(self, root: Root, paths: Iterable[str | Path]) -> Change:
+    def _refresh(self, root: Root, paths: Iterable[str | Path], deadline: float | None = None) -> Change:
         if not root_present(root):
-            return self._sweep(root)
+            return self._sweep(root, deadline)
         state = self.state[root.label]
         if state.rules is None:
             state.rules = IgnoreRules(root.path)
+        paths = list(paths)
         found = refreshed(root, paths, state.files, state.skipped, state.rules)
         if found is None:
-            return self._sweep(root)
+            return self._sweep(root, deadline)
         candidates, batch = found
-        self._settler.read(root, candidates, state.files, batch, self._take)
+        asked = {rel for p in paths if (rel := relative(root, p))}
+        self._settler.pending[root.label].difference_update(asked - {ref.rel for ref in candidates})
+        self._settler.read(root, candidates, state.files, batch, self._take, deadline)
         return self.apply(root, batch)
 
     def _patrol(self, root: Root, budget_s: float) -> Change:
@@ -352,12 +426,14 @@ class LiveIndex(Store):
         if run.done:
             state.rules = run.rules
             state.patrol = None
+            pending = self._settler.pending[root.label]
+            pending.difference_update([rel for rel in pending if not fs_path(root, rel).exists()])
         change = self.apply(root, batch) if batch else Change()
         if run.done:
             self.mark_fresh(root, run.started)
         return change
 
-    def _read_apply(self, root: Root, refs: list[FileRef], batch: Batch) -> Change:
+    def _read_apply(self, root: Root, refs: list[FileRef], batch: Batch, deadline: float | None = None) -> Change:
         """Read and apply `refs` `CHUNK` files at a time (the first batch also carries the
         removals and skips), so a large root is searchable while it is read."""
         known = self.state[root.label].files
@@ -369,8 +445,11 @@ class LiveIndex(Store):
             if start and self._stopping.is_set():
                 break
             part = refs[start : start + CHUNK]
-            self._settler.read(root, part, known, batch, self._take)
+            cut = self._settler.read(root, part, known, batch, self._take, deadline)
             changes.append(self.apply(root, batch))
+            if cut:  # a call out of time under churn: the rest is left to the watcher and the next call
+                self._settler.pending[root.label].update(ref.rel for ref in refs[start + CHUNK :])
+                break
             batch = Batch()
             if len(refs) > CHUNK:
                 freeze_chunk()

@@ -1,8 +1,10 @@
 """Reading files only once they hold still, so a save in progress is never indexed half-written.
 
 A batch waits (once) until its newest file is `SETTLE_S` old, and keeps a read only if the file is
-still as it was stat'd before the wait; a read during which the file changed is retried after a
-pause, and a file still changing is left as indexed (`pending`) until the next event or call. A
+still as it was stat'd before the wait; the files that changed meanwhile are read again together
+after a pause (a few rounds, one pause each for all of them, so a batch's pauses are bounded
+whatever its size), and a file still changing is left as indexed (`pending`) until the next event
+or call; a call's read-your-writes stops pausing at its deadline. A
 file that had text and is now empty is taken as emptied only once it has been seen empty,
 unchanged, for `EMPTIED_S` (a save that truncates first shows an empty file for a moment).
 """
@@ -28,8 +30,9 @@ stat'd before the wait (else it retries), so a save in progress is never read ha
 EMPTIED_S = 0.5
 """How long a file that had text must be seen empty, unchanged, before it is indexed empty."""
 _RETRY_DELAYS = (0.03, 0.08, 0.2)
-"""Seconds to wait before re-reading a file that changed while it was read: each retry is kept
-only if the file held still across its pause, so none is shorter than `SETTLE_S`."""
+"""The pauses of the retry rounds, before re-reading the files that changed while they were read
+(all of a batch's together): each read is kept only if its file held still across the pause, so
+none is shorter than `SETTLE_S`. A batch pauses at most their sum, whatever its size."""
 
 Take = Callable[[FileRef, FileText, dict[str, CorpusFile], Batch], None]
 """What to do with a file read whole and settled: add it (and its units) to the batch."""
@@ -47,49 +50,59 @@ class Settler:
         self._emptied: dict[Path, tuple[Stamp, float]] = {}
         """Files found empty: their stamp and when it was first seen so."""
 
-    def read(self, root: Root, refs: list[FileRef], known: dict[str, CorpusFile], batch: Batch, take: Take) -> None:
+    def read(
+        self,
+        root: Root,
+        refs: list[FileRef],
+        known: dict[str, CorpusFile],
+        batch: Batch,
+        take: Take,
+        deadline: float | None = None,
+    ) -> bool:
         """Read `refs` into `batch` (through `take`); a file skipped now is recorded as skipped, and
-        removed if it was indexed; a file still changing is left as it was (`pending`)."""
+        removed if it was indexed; a file still changing is left as it was (`pending`).
+
+        Files that changed since they were stat'd are read again together, after one pause per
+        round for all of them (not one per file: under churn nearly every file of a batch is in
+        that case, and a pause each made a batch of N files wait N times). With `deadline` (a
+        `time.monotonic()` moment, a call's read-your-writes), no round starts that would end
+        after it: what is still changing then stays `pending`. And once files have been seen
+        changing under the reads, none is read past the deadline: that is churn, and reading
+        could go on as long as the writer does (without a file changing under them, reads go on:
+        a bulk change that has landed is read whole). The files left unread are `pending` too;
+        True when some were."""
         pending = self.pending[root.label]
         newest = max((ref.mtime_ns for ref in refs), default=0) / 1e9
         wait = self.settle_s - (time.time() - newest)
         if refs and wait > 0:
             time.sleep(min(wait, self.settle_s))
         empty: list[tuple[FileRef, FileText]] = []
-        for ref in refs:
+        changing: list[FileRef] = []
+        cut = False
+        for i, ref in enumerate(refs):
             if self.stopping.is_set():
                 break  # shutting down: stop reading (what was read is applied as usual)
+            if changing and deadline is not None and time.monotonic() > deadline:
+                pending.update(r.rel for r in refs[i:])  # churn: the watcher or the next call reads them
+                cut = True
+                break
             pending.discard(ref.rel)
             try:
                 text = self._read_settled(root, ref)
             except Changing:
-                pending.add(ref.rel)  # keep what is indexed; the next event or tick retries
+                changing.append(ref)
                 continue
-            except Skipped as exc:
-                batch.skipped[ref.rel] = SkippedFile(root, ref.rel, exc.reason)
-                if ref.rel in known:
-                    batch.removed.add(ref.rel)
+            except NotInCorpus as exc:
+                self._refused(root, ref, exc, known, batch)
                 continue
-            except NotInCorpus:
-                if ref.rel in known:
-                    batch.removed.add(ref.rel)
-                continue
-            if text.size == 0 and self.settle_s:
-                seen = self._emptied.get(ref.path)
-                if seen is None or seen[0] != text.stamp:
-                    seen = self._emptied[ref.path] = (text.stamp, time.monotonic())
-                if ref.rel in known and known[ref.rel].size and time.monotonic() - seen[1] < EMPTIED_S:
-                    # A save that truncates first shows an empty file, and a busy machine can
-                    # hold the writer there longer than any short pause: a file that had text is
-                    # taken as emptied only once reads have found it empty, unchanged, for
-                    # `EMPTIED_S` (until then its last text stays; the next event or call retries).
-                    pending.add(ref.rel)
-                    continue
-                # A new empty file is kept once it held still for a pause (one per batch).
-                empty.append((ref, text))
-                continue
-            self._emptied.pop(ref.path, None)
-            take(ref, text, known, batch)
+            self._keep(ref, text, known, batch, take, empty)
+        for delay in _RETRY_DELAYS:
+            if not changing or self.stopping.is_set():
+                break
+            if deadline is not None and time.monotonic() + delay > deadline:
+                break
+            changing = self._read_again(root, changing, delay, known, batch, take, empty, deadline)
+        pending.update(ref.rel for ref in changing)  # keep what is indexed; the next event or call retries
         if empty:
             time.sleep(self.settle_s)
             for ref, text in empty:
@@ -97,28 +110,87 @@ class Settler:
                     take(ref, text, known, batch)
                 else:
                     pending.add(ref.rel)
+        return cut
+
+    def _keep(
+        self,
+        ref: FileRef,
+        text: FileText,
+        known: dict[str, CorpusFile],
+        batch: Batch,
+        take: Take,
+        empty: list[tuple[FileRef, FileText]],
+    ) -> None:
+        """A settled read: into the batch, unless it reads empty (see `EMPTIED_S`)."""
+        if text.size == 0 and self.settle_s:
+            seen = self._emptied.get(ref.path)
+            if seen is None or seen[0] != text.stamp:
+                seen = self._emptied[ref.path] = (text.stamp, time.monotonic())
+            if ref.rel in known and known[ref.rel].size and time.monotonic() - seen[1] < EMPTIED_S:
+                # A save that truncates first shows an empty file, and a busy machine can
+                # hold the writer there longer than any short pause: a file that had text is
+                # taken as emptied only once reads have found it empty, unchanged, for
+                # `EMPTIED_S` (until then its last text stays; the next event or call retries).
+                self.pending[ref.root.label].add(ref.rel)
+                return
+            # A new empty file is kept once it held still for a pause (one per batch).
+            empty.append((ref, text))
+            return
+        self._emptied.pop(ref.path, None)
+        take(ref, text, known, batch)
+
+    @staticmethod
+    def _refused(root: Root, ref: FileRef, exc: NotInCorpus, known: dict[str, CorpusFile], batch: Batch) -> None:
+        """A file not served now: skipped with its reason (`Skipped`), or gone; out of the index."""
+        if isinstance(exc, Skipped):
+            batch.skipped[ref.rel] = SkippedFile(root, ref.rel, exc.reason)
+        if ref.rel in known:
+            batch.removed.add(ref.rel)
 
     def _read_settled(self, root: Root, ref: FileRef) -> FileText:
         """`read_text`, kept only if the file is still as `ref` saw it (a read in a pause of a
-        save in progress passes `read_text`'s own check, not this one). Otherwise it is retried a
-        few times, each read kept only if the file held still for the pause before it (retries
-        resolve the path afresh, in case the file was replaced); then `Changing`."""
-        try:
-            text = read_text(root.path, ref.path, self.max_bytes, ref.identity)
-            if text.stamp == ref.stamp:
-                return text
-        except Changing:
-            pass
-        for delay in _RETRY_DELAYS:
-            before = stamp_at(ref.path)
-            time.sleep(delay)
+        save in progress passes `read_text`'s own check, not this one); else `Changing`, and the
+        file is read again after a pause (`_read_again`)."""
+        text = read_text(root.path, ref.path, self.max_bytes, ref.identity)
+        if text.stamp != ref.stamp:
+            raise Changing(f"{ref.path.name} changed since it was stat'd")
+        return text
+
+    def _read_again(
+        self,
+        root: Root,
+        refs: list[FileRef],
+        delay: float,
+        known: dict[str, CorpusFile],
+        batch: Batch,
+        take: Take,
+        empty: list[tuple[FileRef, FileText]],
+        deadline: float | None,
+    ) -> list[FileRef]:
+        """One retry round: every file of `refs` is stat'd, then one pause of `delay` for all of
+        them, then each is read again (resolving the path afresh, in case it was replaced) and the
+        read kept only if the file held still across the pause; none is read past `deadline`.
+        The files still changing (or left unread)."""
+        before = [stamp_at(ref.path) for ref in refs]
+        time.sleep(delay)
+        still: list[FileRef] = []
+        for ref, stamped in zip(refs, before, strict=True):
+            if self.stopping.is_set() or (deadline is not None and time.monotonic() > deadline):
+                still.append(ref)
+                continue
             try:
                 text = read_text(root.path, ref.path, self.max_bytes)
             except Changing:
+                still.append(ref)
                 continue
-            if text.stamp == before:
-                return text
-        raise Changing(f"{ref.path.name} is still being written")
+            except NotInCorpus as exc:
+                self._refused(root, ref, exc, known, batch)
+                continue
+            if text.stamp != stamped:
+                still.append(ref)
+                continue
+            self._keep(ref, text, known, batch, take, empty)
+        return still
 
 
 def stamp_at(path: Path) -> Stamp | None:

@@ -72,6 +72,8 @@ class RootState:
     """Held by a sweep, refresh or patrol step of the root: updates to one root are serialised."""
     waiting: int = 0
     """Sweeps and refreshes waiting for `lock` (patrol steps give way to them)."""
+    missed: float = 0.0
+    """When a call last answered without bringing the root up to date (see `LiveIndex.missed`)."""
     patrol: Pass | None = None
 
 

@@ -134,3 +134,20 @@ def test_now_says_how_current_the_index_is(live: LiveIndex, agents: Path) -> Non
     change = live.sweep(live.roots[0])
     fresh = now(live, live.roots)
     assert fresh.generation == live.generation == 2 and fresh.last == change
+
+
+def test_hits_whose_file_cannot_be_updated_in_time_are_answered_and_marked_changing(
+    live: LiveIndex, agents: Path
+) -> None:
+    """The file behind a hit changed, and its root's update is held up (the watcher's update,
+    under churn): the search answers after its budget from the last complete generation, with the
+    root marked changing, instead of waiting; once an update catches up the mark goes."""
+    (agents / "services" / "deploy.md").write_text(DEPLOY + "\nThe zebra switch moved.\n")
+    with live.state[".AGENTS"].lock:
+        answer = ask(live, "zebra")
+    assert hits(answer) == [".AGENTS/services/deploy.md:3"]
+    assert answer.freshness is not None and answer.freshness.indexing == (".AGENTS:changing",)
+    live.sweep(live.roots[0])
+    answer = ask(live, "zebra")
+    assert answer.freshness is not None and answer.freshness.indexing == ()
+    assert "moved" in live.corpus.files[".AGENTS/services/deploy.md"].text

@@ -8,6 +8,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -19,6 +20,7 @@ from cli.settings import Settings
 from corpus.catalog import Change
 from corpus.roots import make_roots
 from live import index as live_module
+from live.changes import swept
 from live.index import LiveIndex
 from retrieval.search.answer import WINDOWS
 from retrieval.search.policy import served
@@ -267,3 +269,116 @@ async def test_while_a_docs_root_is_indexed_the_tools_answer_partial_with_the_pr
     finally:
         release.set()
         live.close()
+
+
+def rewritten_after_the_stat(monkeypatch: pytest.MonkeyPatch, finder: str, text: str) -> None:
+    """Every file the next sweep (`swept`) or refresh (`refreshed`) finds to read is written
+    again right after it was stat'd: a save still under way when the read comes."""
+    real = getattr(live_module, finder)
+
+    def find_then_write(*args: Any) -> Any:
+        found = real(*args)
+        for ref in found[0]:
+            ref.path.write_text(text)
+        return found
+
+    monkeypatch.setattr(live_module, finder, find_then_write)
+
+
+def test_a_call_past_its_deadline_leaves_changing_files_as_indexed_and_says_so(
+    make_tree: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A call's sweep does not pause for files still being written once its deadline has passed:
+    they stay as indexed, the root says it is changing and is not fresh as of the sweep; once the
+    files hold still, the next sweep reads them and the root is fresh again."""
+    root = make_tree({"a.md": "# A\n\nalpha\n", "b.md": "# B\n\nbeta\n"})
+    live = LiveIndex(make_roots([root]))
+    (r,) = live.roots
+    fresh = live.state[r.label].fresh_as_of
+    (root / "a.md").write_text("# A\n\ngamma gamma\n")
+    rewritten_after_the_stat(monkeypatch, "swept", "# A\n\ndelta delta delta\n")
+    live.sweep(r, time.monotonic())  # no time left to pause
+    assert ranked(live, "alpha") and not ranked(live, "gamma") and not ranked(live, "delta")
+    assert live.changing(live.roots) == [".AGENTS:changing"]
+    assert live.state[r.label].fresh_as_of == fresh  # a change left unread: not fresh as of this sweep
+    monkeypatch.undo()
+    live.sweep(r)
+    assert ranked(live, "delta") and not ranked(live, "alpha")
+    assert live.changing(live.roots) == [] and live.state[r.label].fresh_as_of > fresh
+
+
+def test_a_file_left_mid_write_that_goes_away_is_no_longer_changing(
+    make_tree: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    agents = make_tree({"a.md": "# A\n\nalpha\n"})
+    docs = make_tree({"guide.md": "# Guide\n\nbeta\n"}, "docs")
+    live = LiveIndex(make_roots([agents], [docs]))
+    (root, docs_root) = live.roots
+    (agents / "new.md").write_text("# New\n\ngamma\n")
+    (docs / "new.md").write_text("# New\n\ngamma\n")
+    rewritten_after_the_stat(monkeypatch, "swept", "# New\n\ngamma, still being written\n")
+    rewritten_after_the_stat(monkeypatch, "refreshed", "# New\n\ngamma, still being written\n")
+    live.sweep(root, time.monotonic())
+    live.refresh(docs_root, [docs / "new.md"], time.monotonic())
+    assert live.changing(live.roots) == [".AGENTS:changing", "docs:changing"]
+    monkeypatch.undo()
+    (agents / "new.md").unlink()  # the save never finished: the file went
+    (docs / "new.md").unlink()
+    live.sweep(root)
+    live.retry_pending()  # what the watcher does after every batch
+    assert live.changing(live.roots) == [] and not ranked(live, "gamma")
+
+
+def test_a_call_waits_for_a_busy_root_only_until_its_budget_is_spent(make_tree: Callable[..., Path]) -> None:
+    """The watcher's update of a root holds its lock for as long as it reads (under churn, one
+    update after another): a call's read-your-writes waits for it at most its budget, then answers
+    from the last complete generation, the root marked changing until an update catches up."""
+    root = make_tree({"a.md": "# A\n\nalpha\n"})
+    live = LiveIndex(make_roots([root]))
+    (r,) = live.roots
+    (root / "a.md").write_text("# A\n\nbeta beta\n")
+    with live.state[r.label].lock:  # another update of the root, under way
+        started = time.monotonic()
+        live.catch_up(lambda _: True, budget_s=0.1)
+        waited = time.monotonic() - started
+        assert ranked(live, "alpha") and live.changing(live.roots) == [".AGENTS:changing"]
+        with live.view() as view:
+            hits = served(view.library, WINDOWS).retrieve(RetrievalRequest("alpha", 5))
+        assert live.verify((d.unit for d in hits), live.generation, time.monotonic() + 0.1) is True  # stale, unfixed
+    assert waited < 5.0  # generous: the budget is 0.1 s (it waited as long as the other update before)
+    live.catch_up(lambda _: True)
+    assert ranked(live, "beta") and not ranked(live, "alpha")
+    assert live.changing(live.roots) == []
+
+
+def test_past_its_deadline_a_call_reads_a_landed_bulk_change_whole_but_stops_under_churn(
+    make_tree: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bulk change that has landed (nothing changes under the reads) is read whole by a call
+    whatever its deadline: the answer after a `git checkout` holds all of it. Once a file has
+    changed under a call's reads, though, it reads nothing more past its deadline (a writer could
+    keep it reading forever): the rest stays as indexed, the root changing, until the next sweep."""
+    root = make_tree({f"f{i:02}.md": f"# F{i}\n\nold words\n" for i in range(30)})
+    live = LiveIndex(make_roots([root]))
+    (r,) = live.roots
+    for path in root.glob("*.md"):
+        path.write_text(path.read_text() + "checked out\n")
+    assert len(live.sweep(r, time.monotonic()).changed) == 30
+    assert live.changing(live.roots) == []
+    for path in root.glob("*.md"):
+        path.write_text(path.read_text() + "churned\n")
+
+    def first_rewritten(*args: Any) -> Any:
+        stale, batch = swept(*args)
+        first = min(stale, key=lambda ref: ref.rel)
+        first.path.write_text(first.path.read_text() + "and again\n")
+        stale.sort(key=lambda ref: ref.rel)
+        return stale, batch
+
+    monkeypatch.setattr(live_module, "swept", first_rewritten)
+    live.sweep(r, time.monotonic())
+    assert not any("churned" in f.text for f in live.corpus.files.values())  # f00 changing, the rest unread
+    assert live.changing(live.roots) == [".AGENTS:changing"]
+    monkeypatch.undo()
+    assert len(live.sweep(r).changed) == 30
+    assert live.changing(live.roots) == []

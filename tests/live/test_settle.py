@@ -8,8 +8,15 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
 
 from corpus.roots import make_roots
+from live import index as live_module
+from live import settle
+from live.changes import swept
 from live.index import LiveIndex
 from tests.live.support import ranked
 
@@ -72,3 +79,32 @@ def test_a_file_emptied_on_purpose_is_indexed_empty_once_it_stays_so(make_tree: 
         live.sweep(r)
     assert live.corpus.files[".AGENTS/notes.md"].text == ""
     assert ranked(live, "wombat") == []
+
+
+def test_files_changed_since_their_stat_are_read_again_after_one_pause_for_all(
+    make_tree: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Under churn nearly every file of a batch changed between the walk and its read. They are
+    read again together, after one pause per retry round: a pause each made a batch of N files
+    wait N times (40 files, 1.2 s; hundreds under thousands of operations a second, and a call's
+    read-your-writes waited for batch after batch of them)."""
+    root = make_tree({f"f{i:02}.md": f"# F{i}\n\nold words\n" for i in range(40)})
+    live = LiveIndex(make_roots([root]))
+    (r,) = live.roots
+    for path in root.glob("*.md"):
+        path.write_text(path.read_text() + "edited\n")
+    real = swept  # what `live.index` calls
+
+    def walk_then_write(*args: Any) -> Any:
+        stale, batch = real(*args)
+        for ref in stale:  # each file changes again after the walk stat'd it
+            ref.path.write_text(ref.path.read_text() + "newer words\n")
+        return stale, batch
+
+    pauses: list[float] = []
+    monkeypatch.setattr(live_module, "swept", walk_then_write)
+    monkeypatch.setattr(settle, "time", SimpleNamespace(time=time.time, monotonic=time.monotonic, sleep=pauses.append))
+    assert len(live.sweep(r).changed) == 40
+    assert all(f.text.endswith("edited\nnewer words\n") for f in live.corpus.files.values())
+    assert len(pauses) <= 2, pauses  # the settle wait, then one retry round for all 40
+    assert live.changing(live.roots) == []

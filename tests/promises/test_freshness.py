@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import AsyncIterator, Callable
 from datetime import datetime, timezone
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -383,3 +386,113 @@ async def test_a_docs_root_replaced_in_one_go_is_still_served_fresh(
         (docs / "after.md").write_text("# After\n\nthe serval chapter\n")
         await eventually(lambda: found("serval", "docs/after.md#0"))
         assert split_status(await search(client, "pangolin", tool="search_docs"))[0].startswith("(no results)")
+
+
+CHURNED = 60
+"""Names each root's churn folder cycles through."""
+
+
+def churned_word(n: int) -> str:
+    """A word of letters only, one per write (`version 305` -> `qdaf`): it is in one file at most."""
+    return "q" + "".join("abcdefghij"[int(c)] for c in str(n))
+
+
+def churn_roots(roots: list[Path], stop: threading.Event, ops: list[int]) -> None:
+    """Create, rewrite (in place, or by temp file and rename), rename and delete files of each
+    root's `churn/` folder as fast as the thread can, until `stop`."""
+    rng = random.Random(17)
+    n = 0
+    while not stop.is_set():
+        folder = rng.choice(roots) / "churn"
+        path = folder / f"c{rng.randrange(CHURNED)}.md"
+        roll = rng.random()
+        text = f"# Churned\n\nthe churned note, version {churned_word(n)}\n"
+        try:
+            if roll < 0.45:
+                path.write_text(text)
+            elif roll < 0.7:
+                temp = path.with_name(path.name + ".tmp")
+                temp.write_text(text)
+                temp.replace(path)
+            elif roll < 0.85:
+                path.replace(folder / f"c{rng.randrange(CHURNED)}.md")
+            else:
+                path.unlink()
+        except FileNotFoundError:
+            pass
+        n += 1
+        ops[0] = n
+        if n % 25 == 0:
+            time.sleep(0.001)  # let the server's threads in: a writer, not a spin
+
+
+async def test_every_call_answers_in_bounded_time_while_files_keep_changing(
+    agents: Path, make_tree: Callable[..., Path]
+) -> None:
+    """Under a writer making hundreds of file operations a second in both roots, every kind of
+    call answers within a generous bound (before, a call waited for update after update, each
+    pausing for the files that changed under it: tens of seconds at thousands of operations a
+    second), from one complete generation, and says so when files were still changing; once the
+    writer stops, the answers equal the disk."""
+    docs = make_tree({"guide.md": "# Guide\n\nthe churned guide\n"}, name="docs")
+    for root in (agents, docs):
+        (root / "churn").mkdir()
+        for i in range(0, CHURNED, 2):
+            (root / "churn" / f"c{i}.md").write_text(f"# Churned\n\nthe churned note, version {churned_word(i)}\n")
+    server = make_server(agents, [docs])
+    stop, ops = threading.Event(), [0]
+    writer = threading.Thread(target=churn_roots, args=([agents, docs], stop, ops), daemon=True)
+    slowest: dict[str, float] = {}
+
+    async def timed(name: str, call: Callable[[], Any]) -> Any:
+        started = time.monotonic()
+        result = await call()
+        slowest[name] = max(slowest.get(name, 0.0), time.monotonic() - started)
+        return result
+
+    async with Client(server) as client:
+        await eventually(lambda: server.app.watcher.healthy)
+        writer.start()
+        try:
+            with anyio.fail_after(120):
+                await eventually(lambda: ops[0] > 200)
+                started, before = time.monotonic(), ops[0]
+                while time.monotonic() - started < 4.0:
+                    await timed("resources/list", client.list_resources)
+                    await timed("resources/read", lambda: client.read_resource("agents://overview.md"))
+                    for tool in ("context_search", "search_docs"):
+                        result = await timed(tool, partial(client.call_tool, tool, {"query": "churned note"}))
+                        assert not result.is_error, text_of(result)
+                        _, status = split_status(text_of(result))
+                        if "indexing" in status:  # nothing is indexed in the background here
+                            assert all(i.endswith(":changing") for i in status["indexing"].split(","))
+                            assert status["partial"] == "1"
+                    report = await timed("context_status", lambda: client.call_tool("context_status", {}))
+                    assert report.structured_content is not None
+                assert ops[0] - before > 500, "the writer hardly ran: no churn to answer under"
+        finally:
+            stop.set()
+            await anyio.to_thread.run_sync(writer.join)
+        assert set(slowest) == {"resources/list", "resources/read", "context_search", "search_docs", "context_status"}
+        assert max(slowest.values()) < 5.0, slowest
+
+        def on_disk(root: Path) -> dict[str, str]:
+            return {p.name: p.read_text() for p in sorted((root / "churn").glob("c*.md"))}
+
+        async def equal_to_disk() -> bool:
+            listed = {str(r.uri) for r in (await client.list_resources()).resources}
+            churn = {f"agents://churn/{name}" for name in on_disk(agents)}
+            if {uri for uri in listed if uri.startswith("agents://churn/")} != churn:
+                return False
+            for label, root, tool in ((".AGENTS", agents, "context_search"), ("docs", docs, "search_docs")):
+                for name, text in on_disk(root).items():
+                    word = text.rsplit(" ", 1)[-1].strip()
+                    body, status = split_status(await search(client, word, tool=tool))
+                    if status["hits"] == "0" or f"{label}/churn/{name}" not in body or "partial" in status:
+                        return False
+            report = (await client.call_tool("context_status", {})).structured_content
+            assert report is not None
+            files = {r["label"]: (r["files"], r["indexing"]) for r in report["roots"]}
+            return files == {".AGENTS": (len(on_disk(agents)) + 2, None), "docs": (len(on_disk(docs)) + 1, None)}
+
+        await eventually(equal_to_disk, timeout=30)
