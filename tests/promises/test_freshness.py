@@ -469,7 +469,8 @@ async def test_every_call_answers_in_bounded_time_while_files_keep_changing(
                             assert status["partial"] == "1"
                     report = await timed("context_status", lambda: client.call_tool("context_status", {}))
                     assert report.structured_content is not None
-                assert ops[0] - before > 500, "the writer hardly ran: no churn to answer under"
+                # Hundreds a second is the usual; a starved writer (a busy machine) still must have churned.
+                assert ops[0] - before > 100, "the writer hardly ran: no churn to answer under"
         finally:
             stop.set()
             await anyio.to_thread.run_sync(writer.join)
