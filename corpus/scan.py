@@ -283,8 +283,9 @@ class _Walker:
         refused: list[tuple[str, str]] = []
         for entry in found:
             name = entry.name
-            rel = prefix + printable(name)
-            if printable(name) != name:
+            shown = printable(name)
+            rel = prefix + shown
+            if shown != name:
                 refused.append((rel, "name is not valid UTF-8"))
             elif "\\" in name:
                 refused.append((rel, BACKSLASH))
