@@ -18,6 +18,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Literal
 
@@ -64,16 +65,33 @@ class ReadResult(BaseModel):
 
 
 class CacheEntry(BaseModel):
-    name: str = Field(description="File name in the cache folder: <key>.index (a root's index), .lock or .tmp.")
-    bytes: int
+    name: str = Field(description="The entry's file in the cache folder: <root slug>-<hash>.index.")
+    root: str = Field(
+        description="The root it indexes: its real path; when the entry does not say, the root part of its "
+        "name, or ? for an entry an earlier version named by a hash alone."
+    )
+    label: str | None = Field(description="The root's label (the first segment of its display paths), when known.")
+    kind: str | None = Field(description="agents or docs, when known.")
+    bytes: int = Field(description="Its size on disk (with the small .json beside it that names its root).")
+    last_used: datetime = Field(description="When a server last read or wrote it (UTC).")
 
 
 class CacheReport(BaseModel):
     directory: str = Field(description="The cache folder.")
-    action: Literal["show", "clear"]
-    files: int = Field(description="How many files the folder holds (show) or held and were removed (clear).")
+    action: Literal["show", "prune", "clear"]
+    files: int = Field(description="How many entries the folder holds (show), or were removed (prune, clear).")
     bytes: int = Field(description="Their total size.")
-    entries: list[CacheEntry] = Field(description="Those files: what the folder holds, or what was removed.")
+    entries: list[CacheEntry] = Field(description="Those entries, most recently used first.")
+    left: int = Field(description="Entries in the folder after the action (for show, the same as files).")
+    left_bytes: int = Field(description="Their total size.")
+    other_files: int = Field(
+        description="Lock and temporary files in the folder after the action: not entries, in no count above."
+    )
+    cap_bytes: int = Field(
+        description="The cap on the entries' total size (--cache-max-mb): above it, the least recently used "
+        "are pruned; 0: no cap."
+    )
+    stale_after_days: int = Field(description="Entries unused for this many days are pruned.")
 
 
 SCHEMAS: dict[str, type[BaseModel]] = {
@@ -201,7 +219,7 @@ _MARKS = {"error": "red", "warning": "yellow", "note": "blue"}
 def run_doctor(live: LiveIndex, pinned_budget: int, instructions_budget: int) -> Output:
     """Every text here comes from the report, whose credentials doctor has masked."""
     with live.view() as view:
-        report = lint.diagnose(view.corpus, view.library, pinned_budget, instructions_budget)
+        report = lint.diagnose(view.corpus, view.library, pinned_budget, instructions_budget, live.warnings)
     lines = [f"{f.severity}: {f.path}{_lines(f)} [{f.check}] {f.message}\n    fix: {f.fix}" for f in report.findings]
     totals = f"{report.files} files, {report.sections} sections: {report.errors} errors, {report.warnings} warnings" + (
         f", {report.notes} notes" if report.notes else ""
@@ -257,50 +275,92 @@ def run_eval(live: LiveIndex, questions: Path, k: int = 3) -> Output:
     return Output(evaluation.render(report), report, 0, show)
 
 
-def run_cache(directory: Path | None, action: Literal["show", "clear"] = "show") -> Output:
-    """`agents-context cache [show|clear]`: where the persistent index lives and what it holds
-    (`live.cache`'s own listing), or remove it."""
-    store = cache.IndexCache((directory or cache.default_dir()).expanduser(), "")
-    held = [(p, _size(p)) for p in store.entries()]
-    if action == "clear":
-        removed = set(store.clear())
-        held = [(p, size) for p, size in held if p in removed]
-    entries = [CacheEntry(name=p.name, bytes=size) for p, size in held]
+def run_cache(
+    directory: Path | None, action: Literal["show", "prune", "clear"] = "show", cap_mb: int = DEFAULTS.cache_max_mb
+) -> Output:
+    """`agents-context cache [show|prune|clear]`: where the persistent index lives and what it
+    holds (`live.cache`'s own listing: each entry's root, size and last use), or prune it as a
+    server does at start-up, or remove it."""
+    store = cache.IndexCache((directory or cache.default_dir()).expanduser(), "", cap_mb * cache.MB)
+    now = time.time()
+    held = store.listing(describe=True)
+    if action == "show":
+        done = held.entries
+    else:
+        described = {e.key: e for e in held.entries}
+        removed = store.prune(now) if action == "prune" else store.clear()
+        done = [described.get(e.key, e) for e in removed]
+        held = store.listing()
+    entries = [
+        CacheEntry(
+            name=e.name,
+            root=e.root or (e.key.rpartition("-")[0] or "?"),
+            label=e.label,
+            kind=e.kind,
+            bytes=e.bytes,
+            last_used=datetime.fromtimestamp(e.last_used, timezone.utc),
+        )
+        for e in done
+    ]
     report = CacheReport(
         directory=str(store.directory),
         action=action,
         files=len(entries),
         bytes=sum(e.bytes for e in entries),
         entries=entries,
+        left=len(held.entries),
+        left_bytes=sum(e.bytes for e in held.entries),
+        other_files=len(held.others),
+        cap_bytes=store.cap_bytes,
+        stale_after_days=cache.STALE_AFTER_S // 86400,
     )
-    if action == "clear":
-        text = f"removed {report.files} files from {report.directory}"
+    cap = f"cap {cap_mb} MB" if cap_mb else "no cap"
+    rules = f"{cap}; unused for {report.stale_after_days} days: removed"
+    if action == "show":
+        lines = [f"{report.directory}: {_entries(report.files)}, {_mb(report.bytes)} ({rules})"]
+        lines += [f"  {e.root}  {_mb(e.bytes)}  used {_ago(now, e.last_used)}  {e.name}" for e in entries]
+        if report.other_files:
+            lines.append(f"  and {report.other_files} lock or temporary file{'s' if report.other_files > 1 else ''}")
+        text = "\n".join(lines)
     else:
-        text = "\n".join(
-            [f"{report.directory}: {report.files} files, {report.bytes / 1e6:.1f} MB"]
-            + [f"  {e.name}  {e.bytes / 1e6:.1f} MB" for e in entries]
-        )
+        text = f"removed {_entries(report.files)} ({_mb(report.bytes)}) from {report.directory}"
+        text += f"; {_entries(report.left)} ({_mb(report.left_bytes)}) left"
+        text += f" ({rules})" if action == "prune" else " (another server was writing them)" if report.left else ""
 
     def show(console: Console) -> None:
-        if action == "clear" or not entries:
-            console.print(Text(text, style="green" if action == "clear" else "dim"))
+        if action != "show" or not entries:
+            console.print(Text(text, style="green" if action != "show" else "dim"))
             return
-        table = Table(title=f"{report.directory}: {report.files} files", title_justify="left")
-        table.add_column("entry")
-        table.add_column("size", justify="right")
+        table = Table(title=f"{report.directory}: {_entries(report.files)} ({rules})", title_justify="left")
+        for column in ("root", "size", "last used", "entry"):
+            table.add_column(column, justify="right" if column == "size" else "left")
         for e in entries:
-            table.add_row(Text(e.name), f"{e.bytes / 1e6:.1f} MB")
-        table.add_row(Text("total", style="bold"), f"{report.bytes / 1e6:.1f} MB")
+            table.add_row(Text(e.root), _mb(e.bytes), _ago(now, e.last_used), Text(e.name, style="dim"))
+        table.add_row(Text("total", style="bold"), _mb(report.bytes), "", "")
         console.print(table)
+        if report.other_files:
+            console.print(Text(text.rpartition("\n")[2].strip(), style="dim"))
 
     return Output(text, report, 0, show)
 
 
-def _size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except OSError:  # removed by another process meanwhile
-        return 0
+def _entries(n: int) -> str:
+    return f"{n} entry" if n == 1 else f"{n} entries"
+
+
+def _mb(size: int) -> str:
+    return f"{size / cache.MB:.1f} MB" if size >= cache.MB else f"{size / 1000:.0f} kB"
+
+
+def _ago(now: float, then: datetime) -> str:
+    seconds = now - then.timestamp()
+    if seconds < 60:
+        return "just now"
+    if seconds < 3600:
+        return f"{seconds // 60:.0f} min ago"
+    if seconds < 2 * 86400:
+        return f"{seconds // 3600:.0f} h ago"
+    return f"{seconds // 86400:.0f} days ago"
 
 
 def _lines(f: lint.Finding) -> str:
@@ -329,7 +389,7 @@ def _run(args: argparse.Namespace) -> int:
     configure_logging(args.log_level or "WARNING", args.log_file)
     try:
         if args.command == "cache":
-            output = run_cache(args.cache_dir, args.action)
+            output = run_cache(args.cache_dir, args.action, args.cache_max_mb)
         else:
             logging.getLogger("agents_context.progress").setLevel(logging.INFO)  # progress on a large tree
             settings = Settings.from_args(args)

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 from hypothesis import settings
+from mcp.client.stdio import DEFAULT_INHERITED_ENV_VARS
 
-from live.cache import ENV, default_dir
+from live.cache import ENV
 from server import AgentsServer
 from tests.helpers import make_server
 
@@ -21,12 +22,39 @@ settings.register_profile("ci", derandomize=True, deadline=None, max_examples=60
 settings.register_profile("dev", deadline=None, max_examples=100)
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
-# Tests never touch the user's real cache: every index they build, in process or in a server they
-# start (which inherits the environment), uses this folder, removed at the end of the session.
-TEST_CACHE = Path(tempfile.mkdtemp(prefix="agents-context-test-cache-"))
-os.environ[ENV] = str(TEST_CACHE)
-TEST_ENV = {ENV: str(TEST_CACHE)}
-"""For servers the MCP SDK starts: it passes them only a few variables of ours, so name the cache."""
+TEST_CACHE: Path
+"""This session's cache folder, in pytest's temporary folder (made by `pytest_configure`)."""
+TEST_ENV: dict[str, str]
+"""The cache's variable, for a server started with an `env` of its own."""
+
+
+@pytest.hookimpl(trylast=True)  # after pytest's own, which sets up its temporary folder
+def pytest_configure(config: pytest.Config) -> None:
+    """Tests never touch the user's real cache, by construction, whatever else runs on the machine:
+    before any test module is imported or any process started, the environment names this
+    session's own cache folder, so every index the tests build uses it: in process
+    (`default_dir`), in a process they start (which inherits the environment), in a server the MCP
+    SDK starts (it passes on only the variables it lists: the cache's is added to them). The folder
+    is in pytest's temporary folder, so even a session killed before its end leaves nothing pytest
+    does not remove later (it keeps the last three)."""
+    global TEST_CACHE, TEST_ENV
+    factory: pytest.TempPathFactory = config._tmp_path_factory  # type: ignore[attr-defined]
+    TEST_CACHE = factory.mktemp("agents-context-cache", numbered=False)
+    TEST_ENV = {ENV: str(TEST_CACHE)}
+    os.environ[ENV] = str(TEST_CACHE)
+    if ENV not in DEFAULT_INHERITED_ENV_VARS:
+        DEFAULT_INHERITED_ENV_VARS.append(ENV)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def private_cache() -> Iterator[Path]:
+    """This session's cache folder (`TEST_CACHE`), named by the environment for the whole session
+    and removed with what it holds at the end."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(ENV, str(TEST_CACHE))
+        yield TEST_CACHE
+    shutil.rmtree(TEST_CACHE, ignore_errors=True)
+
 
 Tree = Mapping[str, "str | bytes"]
 
@@ -124,19 +152,3 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         for kind, n in sorted(CASES.items()):
             terminalreporter.write_line(f"{n:>7}  {kind}")
         terminalreporter.write_line(f"{sum(CASES.values()):>7}  cases tried in all")
-
-
-def _real_cache() -> dict[str, int]:
-    """The user's real cache folder: each file and its mtime (empty if there is none)."""
-    real = default_dir({})
-    return {p.name: p.stat().st_mtime_ns for p in real.iterdir()} if real.is_dir() else {}
-
-
-REAL_CACHE_BEFORE = _real_cache()
-
-
-def pytest_sessionfinish(session: pytest.Session) -> None:
-    shutil.rmtree(TEST_CACHE, ignore_errors=True)
-    if _real_cache() != REAL_CACHE_BEFORE:  # a server started without TEST_ENV wrote the user's cache
-        session.exitstatus = pytest.ExitCode.TESTS_FAILED
-        print(f"\nFAILED: the tests wrote to the user's real cache, {default_dir({})}")

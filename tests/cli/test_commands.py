@@ -115,10 +115,11 @@ def test_cache_shows_and_clears_with_json(agents: Path, tmp_path: Path) -> None:
     where = tmp_path / "cache-folder"
     assert cli("outline", "--root", str(agents), "--cache-dir", str(where)).returncode == 0
     shown = as_json("cache", "--cache-dir", str(where))
-    saved = sorted(p.name for p in where.iterdir())
+    saved = sorted(p.name for p in where.glob("*.index"))  # beside each: its .json and its lock file
     assert shown["action"] == "show" and shown["directory"] == str(where)
     assert [e["name"] for e in shown["entries"]] == saved and shown["files"] == len(saved) >= 1
     assert shown["bytes"] == sum(p.stat().st_size for p in where.iterdir()) > 0
+    assert [e["root"] for e in shown["entries"]] == [str(agents.resolve())] and shown["other_files"] == 1
     cleared = as_json("cache", "clear", "--cache-dir", str(where))
     assert cleared["action"] == "clear" and [e["name"] for e in cleared["entries"]] == saved
     assert list(where.iterdir()) == []

@@ -13,7 +13,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
+import platformdirs
 import pytest
+from mcp.client.stdio import get_default_environment
 
 from corpus.read import DEFAULT_MAX_BYTES
 from corpus.roots import make_roots
@@ -211,10 +213,23 @@ def test_an_unwritable_cache_folder_only_costs_the_cache(
     assert_like_fresh(live, *trees)
 
 
-def test_tests_never_touch_the_users_real_cache() -> None:
+def test_tests_use_a_cache_folder_of_their_own_by_construction(
+    make_tree: Callable[..., Path], tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """No test can reach the user's real cache, whatever else runs on the machine: the environment
+    names the session's own folder (in pytest's temporary folder) before anything starts,
+    `default_dir` honours it, and every way the tests start a server passes it on."""
     assert os.environ[ENV] == str(TEST_CACHE)
+    assert TEST_CACHE.is_dir() and TEST_CACHE.parent == tmp_path_factory.getbasetemp()
     assert default_dir() == TEST_CACHE
-    assert default_dir({}) != TEST_CACHE  # what a user gets: platformdirs' cache folder
+    assert default_dir({}) == Path(platformdirs.user_cache_dir("agents-context", appauthor=False)) != TEST_CACHE
+    assert get_default_environment()[ENV] == str(TEST_CACHE)  # a server the MCP SDK starts, without env=
+    agents = make_tree({"overview.md": "# Overview\n\nisolated\n"}, name="isolated-project/.AGENTS")
+    done = cli("outline", "--root", str(agents))  # a real process, as the tests start them: no --cache-dir
+    assert done.returncode == 0, done.stderr
+    (entry,) = TEST_CACHE.glob("*isolated-project*.index")  # in the session's folder
+    for made in TEST_CACHE.glob(f"{entry.stem}.*"):
+        made.unlink()
 
 
 def test_cache_flags_and_subcommand_through_the_real_entry_point(trees: tuple[Path, Path], tmp_path: Path) -> None:
@@ -224,9 +239,10 @@ def test_cache_flags_and_subcommand_through_the_real_entry_point(trees: tuple[Pa
     assert done.returncode == 0, done.stderr
     assert len(list(where.glob("*.index"))) == 2
     shown = cli("cache", "--cache-dir", str(where))
-    assert shown.returncode == 0 and f"{where}: 4 files" in shown.stdout  # two entries, two lock files
+    assert shown.returncode == 0 and f"{where}: 2 entries" in shown.stdout  # the lock files are no entries
+    assert str(agents) in shown.stdout and str(docs) in shown.stdout
     cleared = cli("cache", "clear", "--cache-dir", str(where))
-    assert cleared.returncode == 0 and "removed 4 files" in cleared.stdout
+    assert cleared.returncode == 0 and "removed 2 entries" in cleared.stdout
     assert list(where.iterdir()) == []
 
     none = tmp_path / "no-cache"
