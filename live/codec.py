@@ -27,7 +27,7 @@ from corpus.roots import Root
 from retrieval.chunks.units import Unit
 from retrieval.engine.index import Packed
 
-FORMAT = 7
+FORMAT = 9
 """Bump when the layout below, or what a unit or a posting means, changes."""
 
 

@@ -2,8 +2,10 @@
 
 `## Secrets` is `#secrets`; a second `## Secrets` in the same file is `#secrets-1`, a third
 `#secrets-2` (a `## Secrets 1` after the second is then `#secrets-1-1`: anchors never collide); the
-text before the first heading is `#intro`. Lines are `#L12` or `#L12-L30`, read by the one rule of
-`lines_within`. A citation names the file, the lines and the heading trail:
+text before the first heading is `#intro`. A heading that gives its own id
+(`## Use CORSMiddleware { #use-corsmiddleware }`, as MkDocs and Pandoc write it) has that id as
+its anchor, and the slugs of the other headings step around it. Lines are `#L12` or `#L12-L30`,
+read by the one rule of `lines_within`. A citation names the file, the lines and the heading trail:
 `.AGENTS/security.md:12-30 (Security > Secrets)`.
 """
 
@@ -11,13 +13,14 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from corpus.errors import NotInCorpus
 
 INTRO_ANCHOR = "intro"
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 _LINE_RANGE = re.compile(r"L([0-9]+)(?:-L?([0-9]+))?")
+_GIVEN_ID = re.compile(r"[\w.:-]+")
 LINE_FORMS = "#L12 or #L12-L30"
 """How a fragment names lines, for messages."""
 
@@ -31,21 +34,51 @@ def slug(heading: str) -> str:
     return kept.replace(" ", "-") or "section"
 
 
-def anchors(headings: Iterable[str | None]) -> list[str]:
+def anchors(headings: Iterable[str | None], given: Sequence[str | None] = ()) -> list[str]:
     """One anchor per section of a file, in order (None: the intro), each unique in the file, as
     GitHub's slugger makes them: a taken slug gets `-1`, `-2`, ... until the result is free, and
-    the result is taken in turn (`Setup`, `Setup`, `Setup 1` give `setup`, `setup-1`, `setup-1-1`)."""
+    the result is taken in turn (`Setup`, `Setup`, `Setup 1` give `setup`, `setup-1`, `setup-1-1`).
+
+    `given` holds, section by section, the id a heading gives itself (`{#id}`; None, or a shorter
+    sequence, for none). Given ids are taken first, as MkDocs' toc does, so a link to one always
+    lands on its heading and the slugs step around them; an id given twice is counted up like a
+    slug, and one that cannot be an anchor (`L12`, which names lines, or one holding a character
+    other than a letter, digit, `-`, `_`, `.` or `:`) is replaced by the heading's slug. Anchors
+    are unique ignoring case (`{#Setup}` and `## Setup` give `Setup` and `setup-1`)."""
+    bases: list[str] = []
+    fixed: list[bool] = []  # the intro's anchor and the given ids: taken first, first come first served
+    for i, heading in enumerate(headings):
+        wanted = given[i] if i < len(given) else None
+        if heading is None:
+            bases.append(INTRO_ANCHOR)
+        elif wanted is not None and _usable_id(wanted):
+            bases.append(wanted)
+        else:
+            bases.append(slug(heading))
+        fixed.append(heading is None or bases[-1] == wanted)
     counts: dict[str, int] = {}
-    out: list[str] = []
-    for heading in headings:
-        base = INTRO_ANCHOR if heading is None else slug(heading)
+    out: list[str | None] = [None] * len(bases)
+    for i, base in enumerate(bases):
+        if fixed[i] and base.lower() not in counts:
+            counts[base.lower()] = 0
+            out[i] = base
+    for i, base in enumerate(bases):
+        if out[i] is not None:
+            continue
+        key = base.lower()
         anchor = base
-        while anchor in counts:
-            counts[base] += 1
-            anchor = f"{base}-{counts[base]}"
-        counts[anchor] = 0
-        out.append(anchor)
-    return out
+        while anchor.lower() in counts:
+            counts[key] = counts.get(key, 0) + 1
+            anchor = f"{base}-{counts[key]}"
+        counts[anchor.lower()] = 0
+        out[i] = anchor
+    return [a for a in out if a is not None]
+
+
+def _usable_id(given: str) -> bool:
+    """Whether an id a heading gives can be its anchor: what `read_context` and a URI take as a
+    section's name, never as lines."""
+    return bool(_GIVEN_ID.fullmatch(given)) and line_range(given) is None
 
 
 def line_range(fragment: str) -> tuple[int, int] | None:

@@ -5,6 +5,11 @@ block quote never starts a section, and setext headings (`Title` over `=====`) d
 matter is left out of every section; line numbers are always those of the original file.
 Text before the first heading is the `(intro)` section. A file with no heading, and any file that
 is not markdown, is one section.
+
+A heading may end in an attribute block, as MkDocs (attr_list) and Pandoc write them:
+`## Use CORSMiddleware { #use-corsmiddleware }`, `{#id}`, `{: #id .class key=val }`, `{.class}`,
+`{-}`. The block is never part of the heading's name; its `#id`, when it has one, is the
+section's anchor (see `retrieval.chunks.anchors.anchors`).
 """
 
 from __future__ import annotations
@@ -20,12 +25,45 @@ from corpus.markdown import front_matter_end, split_lines
 INTRO = "(intro)"
 
 _md = MarkdownIt("commonmark")
-_ANCHOR_ATTR = re.compile(r"\s*\{#[^}]*\}\s*$")
+_ATTRIBUTE = r"""#[^\s{}]+|\.[^\s{}]+|-|[\w-]+=(?:"[^"]*"|'[^']*'|[^\s{}"']*)"""
+"""One attribute of a heading's block: `#id`, `.class`, `-` (Pandoc's `.unnumbered`), `key=val`."""
+_ATTRIBUTES = re.compile(rf"\{{:?\s*((?:{_ATTRIBUTE})(?:\s+(?:{_ATTRIBUTE}))*)\s*\}}")
+"""A heading's attribute block (matched whole from its `{`): attributes apart, `{:` as attr_list
+allows."""
+_MARKUP = str.maketrans("", "", "`*_~")
+
+
+def heading_attributes(text: str) -> tuple[str, str | None]:
+    """A heading's name (whitespace collapsed, a trailing attribute block dropped) and the id its
+    block gives, if any: `Use CORSMiddleware { #use-corsmiddleware .x }` is
+    (`Use CORSMiddleware`, `use-corsmiddleware`); `Setup {.unnumbered}` is (`Setup`, None). Braces
+    that hold anything else (`Options {json}`) are part of the name."""
+    name = " ".join(text.split())
+    opening = name.rfind("{") if name.endswith("}") else -1
+    block = _ATTRIBUTES.fullmatch(name, opening) if opening >= 0 else None
+    if block is None:
+        return name, None
+    ids = [a[1:] for a in re.findall(_ATTRIBUTE, block.group(1)) if a.startswith("#")]
+    return name[:opening].rstrip(), ids[0] if ids else None
 
 
 def plain_heading(text: str) -> str:
-    """A heading as a section shows it: whitespace collapsed, an `{#anchor}` attribute dropped."""
-    return _ANCHOR_ATTR.sub("", " ".join(text.split()))
+    """A heading as a section shows it: whitespace collapsed, an attribute block dropped."""
+    return heading_attributes(text)[0]
+
+
+def folded_heading(text: str) -> str:
+    """A heading as a reader may write it, for comparing: inline markup gone (code spans,
+    emphasis, links and images as their text, HTML tags), then any `` ` ``, `*`, `_` or `~` left,
+    whitespace collapsed, case folded. `` Use `CORSMiddleware` `` and `use corsmiddleware` fold
+    alike."""
+    parts: list[str] = []
+    for token in (c for t in _md.parseInline(plain_heading(text)) for c in t.children or ()):
+        if token.type in ("text", "code_inline", "image"):
+            parts.append(token.content)
+        elif token.type in ("softbreak", "hardbreak"):
+            parts.append(" ")
+    return " ".join("".join(parts).translate(_MARKUP).split()).casefold()
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +77,8 @@ class SectionSpan:
     """1-based, inclusive; the heading line itself for a heading section."""
     end_line: int
     """1-based, inclusive; trailing blank lines are not part of a section."""
+    anchor_id: str | None = None
+    """The id the heading's attribute block gives (`{#id}`), if any."""
 
 
 def sections(text: str, markdown: bool = True) -> list[SectionSpan]:
@@ -51,29 +91,29 @@ def sections(text: str, markdown: bool = True) -> list[SectionSpan]:
     if intro:
         spans.append(SectionSpan(INTRO, (INTRO,), 0, intro[0] + 1, intro[1] + 1))
     stack: list[tuple[int, str]] = []
-    for i, (start, level, heading) in enumerate(headings):
+    for i, (start, level, heading, given) in enumerate(headings):
         end = headings[i + 1][0] if i + 1 < len(headings) else len(lines)
         while stack and stack[-1][0] >= level:
             stack.pop()
         stack.append((level, heading))
         trimmed = _trim(lines, start, end)
         last = trimmed[1] if trimmed else start
-        spans.append(SectionSpan(heading, tuple(h for _, h in stack), level, start + 1, last + 1))
+        spans.append(SectionSpan(heading, tuple(h for _, h in stack), level, start + 1, last + 1, given))
     return spans
 
 
-def _headings(lines: list[str], body_start: int) -> list[tuple[int, int, str]]:
-    """(0-based start line, level, heading text) of every top-level heading."""
+def _headings(lines: list[str], body_start: int) -> list[tuple[int, int, str, str | None]]:
+    """(0-based start line, level, heading text, the id it gives) of every top-level heading."""
     source = "\n" * body_start + "\n".join(lines[body_start:])
     tokens: list[Token] = []
     _md.block.parse(source, _md, {}, tokens)
-    found: list[tuple[int, int, str]] = []
+    found: list[tuple[int, int, str, str | None]] = []
     for i, token in enumerate(tokens):
         if token.type != "heading_open" or token.level != 0 or token.map is None:
             continue
         content = tokens[i + 1].content if i + 1 < len(tokens) else ""
-        heading = plain_heading(content) or "(untitled)"
-        found.append((token.map[0], int(token.tag[1]), heading))
+        heading, given = heading_attributes(content)
+        found.append((token.map[0], int(token.tag[1]), heading or "(untitled)", given))
     return found
 
 

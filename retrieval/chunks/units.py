@@ -29,7 +29,8 @@ class Unit(NamedTuple):
     trail: tuple[str, ...] = ()
     chunk_id: int | None = None
     anchor: str | None = None
-    """GitHub-style slug of the heading, unique in the file (sections only)."""
+    """GitHub-style slug of the heading, or the id it gives (`{#id}`), unique in the file (sections
+    only)."""
     tags: tuple[str, ...] = ()
     """The file's front matter tags: ranked with the heading trail, never shown in it."""
 
@@ -58,7 +59,7 @@ def section_units(path: str, uri: str, text: str, title: str | None = None, tags
     markdown = is_markdown(path)
     root = (title,) if title and markdown else ()
     spans = sections(text, markdown=markdown)
-    slugs = anchors(None if s.heading == INTRO else s.heading for s in spans)
+    slugs = anchors((None if s.heading == INTRO else s.heading for s in spans), [s.anchor_id for s in spans])
     return [
         Unit(
             path=path,

@@ -1,16 +1,27 @@
 """Path-scoped rules: which sections apply to a source file (`context_for_path`).
 
 For `src/api/auth.py`, most specific first:
-1. files whose front matter `globs` / `applies_to` match it (Cursor's convention), the glob with
-   the most literal characters first;
-2. `AGENTS.md` files in its folders (the conventional root) and the pinned files of a monorepo
-   package's `.AGENTS` that contains it, nearest folder first;
-3. sections whose heading, or files whose path, name one of its folders (or its own name), the
-   deepest folder first.
+1. files whose front matter `globs` / `applyTo` / `applies_to` match it (Cursor's and Copilot's
+   conventions), the glob with the most literal characters first;
+2. `AGENTS.md` and `CLAUDE.md` files in its folders (the conventional root) and the pinned files of
+   a monorepo package's `.AGENTS` that contains it, nearest folder first;
+3. sections whose own heading, or files whose path, name one of its folders (or its own name),
+   the deepest folder first.
+
+Globs and a file's place are evidence; a name is weaker, so it counts only when it means
+something. A file with globs applies through them alone (a `**/*.tsx` rule never reaches
+`tests/test_x.py`, whatever its headings say), and a nested `AGENTS.md` or `CLAUDE.md` through its
+folder alone. A heading counts only through the section's own heading, never the headings above
+it, and never the file's title (`VS Code Copilot Instructions`, over every section, does not make
+the file apply to `src/vs/`); and only when it writes a path of the file from the top (`src/api`,
+`src/`) or, as a whole word, a name that is `specific`: three characters or more, not hidden, not
+all digits, not one of `GENERIC_NAMES` (`src`, `lib`, `tests`, `utils`, ...). A rule file's path
+counts on the same terms.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import PurePosixPath
@@ -21,10 +32,30 @@ from corpus.catalog import Corpus
 from retrieval.chunks.sections import INTRO
 from retrieval.chunks.units import Unit, sections_of
 from retrieval.search.answer import Answer
-from retrieval.search.policy import with_links
+from retrieval.search.policy import pinned_among, with_links
 from retrieval.search.retriever import RetrievedDocument
 
 _WILDCARDS = set("*?[]!")
+_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+FOLDER_FILES = frozenset({"AGENTS.md", "CLAUDE.md"})
+"""Files whose folder is their scope: below the project's top they apply to what that folder holds."""
+MIN_NAME = 3
+"""The fewest characters a folder or file name needs to be evidence when a heading says it."""
+GENERIC_NAMES = frozenset(
+    {
+        # where code lives in any project
+        "src", "source", "sources", "lib", "libs", "app", "apps", "pkg", "pkgs", "package", "packages",
+        "internal", "include", "vendor", "third_party", "modules", "module", "bin", "build", "dist",
+        "out", "target", "public", "static", "assets", "resources", "res",
+        # what every project has
+        "test", "tests", "testing", "spec", "specs", "doc", "docs", "example", "examples", "core",
+        "common", "shared", "base", "main", "index", "init", "__init__", "mod", "utils", "util",
+        "utilities", "helpers", "helper", "misc", "tools", "scripts", "config", "configs", "types",
+        # the conventions' own folders
+        "rules", "instructions", "agents", "prompts",
+    }
+)  # fmt: skip
+"""Folder and file names too common to tie a section to a file by its heading or its name."""
 MISS = (
     "no context applies to: {path} (add globs: front matter to a rule, an AGENTS.md in its folder, "
     "or a heading that names its folder)"
@@ -60,38 +91,113 @@ def applicable(corpus: Corpus, where: Mapping[str, str]) -> list[Applicable]:
         if rel is None:
             continue
         parts = rel.split("/")
-        folders = parts[:-1]
-        names = [(f.casefold(), depth + 1) for depth, f in enumerate(folders)]
-        names.append((PurePosixPath(parts[-1]).stem.casefold(), len(parts)))
+        names = _names(parts)
         for f in (f for f in corpus.files.values() if f.root is root):
             units = sections_of(f)
-            for glob in f.meta.globs:
-                if GitIgnoreSpec.from_lines([glob]).match_file(rel):
-                    literal = sum(c not in _WILDCARDS for c in glob)
-                    for u in units:
-                        offer(Applicable(u, f"globs: {glob}", 3, literal))
-            folder = str(PurePosixPath(f.rel).parent)
-            if f.rel.rsplit("/", 1)[-1] == "AGENTS.md" and not f.pinned and (rel + "/").startswith(folder + "/"):
-                for u in units:
-                    offer(Applicable(u, f"AGENTS.md in {folder}/", 2, folder.count("/") + 1))
+            if f.meta.globs:  # the front matter says where the file applies, and nothing else does
+                for glob in f.meta.globs:
+                    if GitIgnoreSpec.from_lines([glob]).match_file(rel):
+                        literal = sum(c not in _WILDCARDS for c in glob)
+                        for u in units:
+                            offer(Applicable(u, f"globs: {glob}", 3, literal))
+                continue
             if several and f.pinned and not root.include:
                 for u in units:
                     offer(Applicable(u, f"package rules of {root.label}", 2, 0.5))
             if f.pinned:
                 continue
-            stems = [s.casefold() for s in PurePosixPath(f.rel).with_suffix("").parts]
-            for name, depth in names:
-                prefix = "/".join(parts[:depth]).casefold()
-                if name in stems:
+            folder = str(PurePosixPath(f.rel).parent)
+            kind = f.rel.rsplit("/", 1)[-1]
+            if kind in FOLDER_FILES and folder != ".":  # its folder is its scope
+                if (rel + "/").startswith(folder + "/"):
                     for u in units:
-                        offer(Applicable(u, f"file path names {name}", 1, depth))
-                for u in units:
-                    heading = " > ".join(u.trail).casefold() if u.heading and u.heading != INTRO else ""
-                    if "/" in prefix and prefix in heading:
-                        offer(Applicable(u, f"heading names {prefix}", 1, depth + 0.5))
-                    elif name in heading.replace("/", " ").replace("`", " ").split():
-                        offer(Applicable(u, f"heading names {name}", 1, depth + 0.25))
+                        offer(Applicable(u, f"{kind} in {folder}/", 2, folder.count("/") + 1))
+                continue
+            stems = _path_names(f.rel)
+            for name in names:
+                if name.specific and name.name in stems:
+                    for u in units:
+                        offer(Applicable(u, f"file path names {name.name}", 1, name.depth))
+            title = _title(units)
+            for u in units:
+                if not u.heading or u.heading == INTRO or u is title:
+                    continue
+                own = _LINK.sub(r"\1", u.heading).casefold()  # its own heading: not the title above it
+                for name in names:
+                    if name.prefix is not None and name.prefix.search(own):
+                        shown = name.path if "/" in name.path else f"{name.path}/"
+                        offer(Applicable(u, f"heading names {shown}", 1, name.depth + 0.5))
+                    elif name.word is not None and name.word.search(own):
+                        offer(Applicable(u, f"heading names {name.name}", 1, name.depth + 0.25))
     return sorted(found.values(), key=lambda a: a.order)
+
+
+def specific(name: str) -> bool:
+    """Whether a folder or file name (case folded) means something when a heading or a rule file's
+    path says it: `MIN_NAME` characters or more, not hidden (`.github`), not all digits, not one of
+    `GENERIC_NAMES`."""
+    return len(name) >= MIN_NAME and not name.startswith(".") and not name.isdigit() and name not in GENERIC_NAMES
+
+
+@dataclass(frozen=True, slots=True)
+class _Name:
+    """One folder of a source file (or its own name), as evidence: `depth` 1 for the top folder."""
+
+    name: str
+    depth: int
+    specific: bool
+    word: re.Pattern[str] | None
+    """The name as a whole word (`api`, `api/`; not `v1/api` or `api/v1`, other paths), when it is
+    specific."""
+    path: str
+    prefix: re.Pattern[str] | None
+    """The path down to it as written (`src/api`; `src/` for a top folder)."""
+
+
+def _names(parts: list[str]) -> list[_Name]:
+    """The folders of a source path and its own name (the stem: `auth` for `auth.py`), case folded."""
+    out = []
+    for depth, part in enumerate(parts, start=1):
+        name = (PurePosixPath(part).stem if depth == len(parts) else part).casefold()
+        path = "/".join(parts[:depth]).casefold()
+        good = specific(name)
+        out.append(
+            _Name(
+                name,
+                depth,
+                good,
+                re.compile(rf"(?<![\w/-]){re.escape(name)}(?![\w-]|/[\w.-])") if good else None,
+                path,
+                _path_pattern(path, depth < len(parts)),
+            )
+        )
+    return out
+
+
+def _path_pattern(path: str, folder: bool) -> re.Pattern[str] | None:
+    """A path of the file as a heading writes it: `src/api`, `src/api/` or `src/api/auth.py`, from
+    the top and whole (not `src/api/v2`, another folder); a top folder with its slash (`src/`),
+    whatever its name, for it names a folder."""
+    if "/" in path:
+        return re.compile(rf"(?<![\w./-]){re.escape(path)}(?![\w-]|/[\w.-])")
+    return re.compile(rf"(?<![\w./-]){re.escape(path)}/(?![\w.-])") if folder else None
+
+
+def _title(units: list[Unit]) -> Unit | None:
+    """The file's title: its first heading when every later section is under it (`# VS Code Copilot
+    Instructions` over the whole file). It names what the file is about, not where it applies."""
+    heads = [u for u in units if u.heading and u.heading != INTRO]
+    if len(heads) < 2:
+        return None
+    first, depth = heads[0], len(heads[0].trail)
+    return first if all(len(u.trail) > depth and u.trail[:depth] == first.trail for u in heads[1:]) else None
+
+
+def _path_names(rel: str) -> set[str]:
+    """The names in a rule file's path, case folded: its folders and its stem (`api` for
+    `.AGENTS/api.md`, `tests` for `.github/instructions/tests.instructions.md`)."""
+    parts = PurePosixPath(rel).with_suffix("").parts
+    return {p.casefold().removesuffix(".instructions") for p in parts}
 
 
 def answer(corpus: Corpus, where: Mapping[str, str]) -> Answer:
@@ -100,4 +206,12 @@ def answer(corpus: Corpus, where: Mapping[str, str]) -> Answer:
     items = applicable(corpus, where)
     docs = [RetrievedDocument(a.unit, a.specificity) for a in items]
     reasons = {a.unit.id: a.reason for a in items}
-    return Answer(docs, "applies", None, len(items), links=with_links(docs, corpus), reasons=reasons)
+    return Answer(
+        docs,
+        "applies",
+        None,
+        len(items),
+        links=with_links(docs, corpus),
+        reasons=reasons,
+        pinned=pinned_among(docs, corpus),
+    )

@@ -33,7 +33,7 @@ def test_context_for_path_orders_globs_then_nested_agents_then_names(tmp_path: P
     order = [(a.unit.path, a.reason) for a in found]
     assert order[0] == ("shop/.cursor/rules/api.mdc", "globs: src/api/**/*.py")
     assert order[1] == ("shop/src/api/AGENTS.md", "AGENTS.md in src/api/")
-    assert order[2:4] == [("shop/.cursor/rules/auth.mdc", "heading names auth")] * 2  # its name is the file's
+    assert order[2:4] == [("shop/.cursor/rules/auth.mdc", "file path names auth")] * 2  # its name is the file's
     assert all(not a.unit.path.endswith("style.mdc") for a in found)  # pinned: already in context
     tests = applying(corpus, "tests/test_x.py", repo)
     assert [a.reason for a in tests][:1] == ["globs: tests/**"]
