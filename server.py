@@ -20,13 +20,13 @@ from typing import Annotated, Any
 import anyio
 from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ResourceNotFoundError
+from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
 from mcp.server.subscriptions import InMemorySubscriptionBus
-from mcp.types import Annotations, CallToolResult, InputRequiredResult, Resource, ToolAnnotations
-from pydantic import AnyUrl
+from mcp.types import Annotations, CallToolResult, InputRequiredResult, Resource, Tool, ToolAnnotations
+from pydantic import AnyUrl, ValidationError
 from watchfiles import awatch
 
-from cli.flags import COMMANDS, build_parser, show_help, version
+from cli.flags import COMMANDS, parse, show_help, version
 from cli.settings import Settings, announce, configure_logging, open_index
 from corpus.catalog import CorpusFile, read_uri
 from corpus.errors import CorpusError
@@ -38,7 +38,7 @@ from live.index import LiveIndex
 from live.status import StatusReport
 from live.watch import Watcher, WatchFactory
 from protocol import descriptions as d
-from protocol.arguments import EMPTY_QUERY, normalise
+from protocol.arguments import EMPTY_QUERY, normalise, refusal
 from protocol.frames import serve_stdio
 from protocol.legacy import Clients, add_subscriptions, advertise_list_changed, capture
 from protocol.notify import notifying
@@ -144,7 +144,16 @@ class AgentsServer(MCPServer[App]):
             if isinstance(fixed, str):
                 return error_result(fixed)
             arguments = fixed
-        return await super().call_tool(name, arguments, context)
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:  # what the SDK's validation still refuses: one sentence, not pydantic's text
+            if isinstance(exc.__cause__, ValidationError):
+                return error_result(refusal(exc.__cause__, arguments))
+            raise
+
+    async def list_tools(self) -> list[Tool]:
+        """The tools as clients validate them, without what only costs bytes (`d.listed`)."""
+        return [d.listed(tool) for tool in await super().list_tools()]
 
 
 def create_server(live: LiveIndex, settings: Settings, watch_factory: WatchFactory = awatch) -> AgentsServer:
@@ -153,7 +162,9 @@ def create_server(live: LiveIndex, settings: Settings, watch_factory: WatchFacto
     has_docs = any(r.kind is RootKind.DOCS for r in live.roots)
     with live.view() as view:
         n_sections = view.library.sections.n_docs
-        instructions = briefing.instructions(view.corpus, settings.instructions_budget, has_docs, n_sections)
+        instructions = briefing.instructions(
+            view.corpus, settings.instructions_budget, has_docs, n_sections, indexing(live)
+        )
     server = AgentsServer(
         app,
         name=NAME,
@@ -168,6 +179,12 @@ def create_server(live: LiveIndex, settings: Settings, watch_factory: WatchFacto
     _tools(server, app)
     _resources(server, app)
     return server
+
+
+def indexing(live: LiveIndex) -> set[str]:
+    """Labels of the roots whose first indexing is still reading files (a cached index being
+    checked already knows its files)."""
+    return {label for label, progress in live.building.items() if progress.phase == "indexing"}
 
 
 def _search(
@@ -200,8 +217,10 @@ def _search(
 
 def _tools(server: AgentsServer, app: App) -> None:
     live = app.live
+    with live.view() as view:  # named from what is served at start-up (docs roots still indexing: no size yet)
+        texts = d.describe(view.corpus, indexing(live), app.settings.pinned_budget)
 
-    @server.tool(title="Search project context", annotations=READ_ONLY, description=d.CONTEXT_SEARCH_DESCRIPTION)
+    @server.tool(title="Search project context", annotations=READ_ONLY, description=texts.context_search)
     def context_search(
         query: d.Query,
         k: d.SectionsK = SECTIONS.default_k,
@@ -214,7 +233,7 @@ def _tools(server: AgentsServer, app: App) -> None:
     ) -> Annotated[CallToolResult, SearchResult]:
         return _search(app, SECTIONS, query, k, root, path_prefix, max_tokens, detail, offset, generation)
 
-    @server.tool(title="Search documentation passages", annotations=READ_ONLY, description=d.SEARCH_DOCS_DESCRIPTION)
+    @server.tool(title="Search documentation passages", annotations=READ_ONLY, description=texts.search_docs)
     def search_docs(
         query: d.Query,
         k: d.WindowsK = WINDOWS.default_k,
@@ -227,7 +246,7 @@ def _tools(server: AgentsServer, app: App) -> None:
     ) -> Annotated[CallToolResult, SearchResult]:
         return _search(app, WINDOWS, query, k, root, path_prefix, max_tokens, detail, offset, generation)
 
-    @server.tool(title="Rules for a source file", annotations=READ_ONLY, description=d.CONTEXT_FOR_PATH_DESCRIPTION)
+    @server.tool(title="Rules for a source file", annotations=READ_ONLY, description=texts.context_for_path)
     def context_for_path(
         path: d.SourcePath, max_tokens: d.MaxTokens = DEFAULT_MAX_TOKENS, detail: d.Detail = "sections"
     ) -> Annotated[CallToolResult, SearchResult]:
@@ -248,7 +267,7 @@ def _tools(server: AgentsServer, app: App) -> None:
     @server.tool(
         title="Read a file or section",
         annotations=READ_ONLY,
-        description=d.READ_CONTEXT_DESCRIPTION,
+        description=texts.read_context,
         structured_output=False,
     )
     def read_context(
@@ -276,7 +295,7 @@ def _tools(server: AgentsServer, app: App) -> None:
         name="pinned_context",
         title="Pinned project context",
         annotations=READ_ONLY,
-        description=d.PINNED_CONTEXT_DESCRIPTION,
+        description=texts.pinned_context,
         structured_output=False,
     )
     def pinned_context_tool() -> str:
@@ -284,10 +303,10 @@ def _tools(server: AgentsServer, app: App) -> None:
 
     @server.prompt(name="pinned_context", title="Pinned project context")
     async def pinned_context_prompt() -> str:
-        """The project's pinned .AGENTS/ files and the list of searchable sections."""
+        """The project's pinned files in full, then the searchable files and their section headings."""
         return await anyio.to_thread.run_sync(pinned_text)
 
-    @server.tool(title="Index status", annotations=READ_ONLY, description=d.CONTEXT_STATUS_DESCRIPTION)
+    @server.tool(title="Index status", annotations=READ_ONLY, description=texts.context_status)
     def context_status() -> Annotated[CallToolResult, StatusReport]:
         app.catch_up()
         report = app.status()
@@ -398,7 +417,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         raise SystemExit(show_help())
     if not argv or (argv[0] not in COMMANDS and argv[0] != "--version"):
         argv = ["serve", *argv]
-    args = build_parser().parse_args(argv)
+    args = parse(argv)
     if args.command != "serve":
         from cli import commands  # the terminal output (rich) loads only for these commands
 

@@ -53,21 +53,80 @@ def normal_heading(heading: str) -> str:
 
 
 def read_questions(path: Path, label: str) -> list[EvalQuestion]:
+    """The questions of a JSONL file, or `QuestionError` naming the file, the line and what is
+    wrong with it in one sentence (a missing key, a value of the wrong type, a line that is no
+    JSON object); a file that cannot be read, or is not UTF-8, is a `QuestionError` too."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        why = "it is not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else exc.strerror or str(exc)
+        raise QuestionError(f"{path}: cannot read the questions file: {why}") from None
     questions: list[EvalQuestion] = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
-            row = json.loads(line)
-            text, expected = row["question"], row["expected_path"]
-            if not isinstance(text, str) or not text.strip() or not isinstance(expected, str):
-                raise TypeError("question and expected_path must be non-empty strings")
-            targets = [Target(display(expected, label), row.get("expected_heading"))]
-            targets += [Target(display(a["path"], label), a.get("heading")) for a in row.get("also_acceptable", [])]
-        except (ValueError, KeyError, TypeError) as exc:
-            raise QuestionError(f"{path}:{number}: {type(exc).__name__}: {exc}") from None
-        questions.append(EvalQuestion(text, tuple(targets)))
+            questions.append(_question(line, label))
+        except ValueError as exc:
+            raise QuestionError(f"{path}:{number}: {exc}; each line is {SHAPE}") from None
     return questions
+
+
+SHAPE = '{"question": "...", "expected_path": "..."} (with "expected_heading" and "also_acceptable" optional)'
+"""A line of the questions file, as error messages show it."""
+
+
+def _question(line: str, label: str) -> EvalQuestion:
+    """One line of the questions file, or `ValueError` saying what is wrong with it."""
+    try:
+        row = json.loads(line)
+    except ValueError as exc:
+        raise ValueError(f"not JSON ({exc})") from None
+    if not isinstance(row, dict):
+        raise ValueError(f"a JSON {_kind(row)}, not an object")
+    text = _text(row, "question")
+    targets = [Target(display(_text(row, "expected_path"), label), _heading(row, "expected_heading"))]
+    others = row.get("also_acceptable", [])
+    if not isinstance(others, list):
+        raise ValueError(f'"also_acceptable" is a JSON {_kind(others)}, not a list of objects')
+    for i, other in enumerate(others, start=1):
+        where = f"also_acceptable item {i}"
+        if not isinstance(other, dict):
+            raise ValueError(f'{where} is a JSON {_kind(other)}, not an object with "path" and "heading"')
+        targets.append(Target(display(_text(other, "path", where), label), _heading(other, "heading", where)))
+    return EvalQuestion(text, tuple(targets))
+
+
+def _text(row: dict[str, object], key: str, where: str = "") -> str:
+    """The non-empty string under `key`, or `ValueError` naming the missing key or the wrong value
+    (`where`: the part of the line the row is, when it is not the line itself)."""
+    if key not in row:
+        raise ValueError(f'{where} is missing "{key}"' if where else f'missing "{key}"')
+    value = row[key]
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"{_of(key, where)} must be a non-empty string, not {_shown(value)}")
+    return value
+
+
+def _heading(row: dict[str, object], key: str, where: str = "") -> str | None:
+    value = row.get(key)
+    if value is not None and not isinstance(value, str):
+        raise ValueError(f"{_of(key, where)} must be a string, not {_shown(value)}")
+    return value
+
+
+def _of(key: str, where: str) -> str:
+    return f'"{key}" of {where}' if where else f'"{key}"'
+
+
+def _shown(value: object) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _kind(value: object) -> str:
+    kinds: dict[type, str] = {list: "list", str: "string", bool: "boolean", type(None): "null", dict: "object"}
+    return kinds.get(type(value), "number")
 
 
 def display(path: str, label: str) -> str:
@@ -105,7 +164,6 @@ class EvalReport(BaseModel):
 def evaluate_report(library: Library, corpus: Corpus, questions: Sequence[EvalQuestion], k: int = 3) -> EvalReport:
     """Rank every question as context_search does and score where its answer lands."""
     retriever = served(library, SECTIONS)
-    pinned = {f.path for f in corpus.files.values() if f.pinned}
     hit1 = hitk = rr = 0.0
     misses: list[Miss] = []
     for q in questions:
@@ -116,11 +174,7 @@ def evaluate_report(library: Library, corpus: Corpus, questions: Sequence[EvalQu
         rr += 1.0 / rank if rank else 0.0
         if rank is None or rank > k:
             want = q.targets[0]
-            note = None
-            if want.path in pinned:
-                note = "that file is pinned; context_search does not search pinned files"
-            elif want.path not in corpus.files:
-                note = "no such file in the corpus"
+            note = "no such file in the corpus" if want.path not in corpus.files else None
             top = [f"{d.unit.path} > {d.unit.heading} ({d.score:.2f})" for d in found[:k]]
             misses.append(
                 Miss(

@@ -1,14 +1,19 @@
-"""Tool arguments as models send them: the names they commonly use, checked before the SDK reads
-them, so a wrong one gets a sentence naming it instead of being silently ignored; and numbers,
-read by one rule for every numeric argument of every tool (see `whole_number`)."""
+"""Tool arguments as models send them, checked before the SDK reads them: the names they commonly
+use, and every value against the type its schema advertises, so that whatever is wrong gets one
+plain sentence naming the argument, what was given and what is accepted (never pydantic's text).
+Numbers are read by one rule for every numeric argument of every tool (see `whole_number`); the
+choices of an enum are matched in any case."""
 
 from __future__ import annotations
 
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
+
+from pydantic import ValidationError
 
 ALIASES = {"q": "query", "text": "query", "limit": "k", "top_k": "k", "n": "k"}
 """Argument names models commonly use, accepted for the canonical ones."""
@@ -17,11 +22,19 @@ _WHOLE = re.compile(r"[+-]?[0-9]+(?:\.0+)?")
 """A whole number written as a string: `"7"`, `"-3"`, `"7.0"` (not `"1e1"`, `"7.5"`, `"seven"`)."""
 
 
+@dataclass(frozen=True, slots=True)
+class Refused:
+    """Why an argument's value is not taken: one sentence."""
+
+    sentence: str
+
+
 def normalise(tool: str, schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> dict[str, Any] | str:
-    """The arguments under their canonical names, numbers read by `whole_number`, or why they
-    cannot be taken: an unknown name (the SDK would ignore it), the same argument twice, or a
-    number argument that is no whole number."""
-    properties = schema.get("properties", {})
+    """The arguments under their canonical names, each value as its schema takes it (numbers read
+    by `whole_number`, an enum's choice in its own case), or the one sentence that says why they
+    cannot be taken: an unknown name (the SDK would ignore it), the same argument twice, a value of
+    the wrong type, or a required argument missing."""
+    properties: Mapping[str, Any] = schema.get("properties", {})
     fixed: dict[str, Any] = {}
     for key, value in arguments.items():
         canonical = key if key in properties else ALIASES.get(key, key)
@@ -30,12 +43,63 @@ def normalise(tool: str, schema: Mapping[str, Any], arguments: Mapping[str, Any]
             return f"unknown argument {key!r} for {tool}; it takes: {accepted}"
         if canonical in fixed:
             return f"{key!r} and {canonical!r} are the same argument for {tool}: pass one"
-        if _integer(properties[canonical]):
-            value = whole_number(canonical, properties[canonical], value)
-            if isinstance(value, str):
-                return value
-        fixed[canonical] = value
+        taken = check(canonical, properties[canonical], value)
+        if isinstance(taken, Refused):
+            return taken.sentence
+        fixed[canonical] = taken
+    for name in schema.get("required", ()):
+        if name not in fixed:
+            return missing(name, properties.get(name, {}))
     return fixed
+
+
+def check(name: str, schema: Mapping[str, Any], value: object) -> object:
+    """`value` as the argument `name` takes it, or the `Refused` sentence: a null only where the
+    schema allows one, a whole number (`whole_number`), one of an enum's choices in any case, a
+    string, true or false; anything the schema does not type is taken as it is."""
+    types = _types(schema)
+    if value is None and "null" in types:
+        return None
+    choices = _choices(schema)
+    if choices:
+        if isinstance(value, str):
+            wanted = value.strip().casefold()
+            for choice in choices:
+                if isinstance(choice, str) and choice.casefold() == wanted:
+                    return choice
+        return Refused(f"{name} must be {_one_of(choices)} (any case), not {_shown(value)}")
+    if "integer" in types:
+        number = whole_number(name, schema, value)
+        return Refused(number) if isinstance(number, str) else number
+    if "string" in types:
+        return value if isinstance(value, str) else Refused(f"{name} must be a string, not {_shown(value)}")
+    if "boolean" in types:
+        return value if isinstance(value, bool) else Refused(f"{name} must be true or false, not {_shown(value)}")
+    return value
+
+
+def missing(name: str, schema: Mapping[str, Any]) -> str:
+    """The sentence for a required argument that was not given."""
+    if "string" in _types(schema):
+        return f"{name} is required: pass a non-empty {name!r} string"
+    return f"{name} is required"
+
+
+def refusal(error: ValidationError, arguments: Mapping[str, Any]) -> str:
+    """One sentence for what the SDK's own validation refused after `normalise` took the arguments
+    (the SDK reads a string that is JSON, such as `"[1]"`, as the JSON value when the parameter is
+    not a plain string): the argument, the value as it was sent, and pydantic's short reason,
+    without its link or its repetition of the input."""
+    first = error.errors(include_url=False)[0]
+    name = str((first.get("loc") or ("arguments",))[0])
+    if first.get("type") == "missing":
+        return missing(name, {})
+    read = first.get("input")
+    sent = arguments.get(name, read)
+    if isinstance(sent, str) and not isinstance(read, str):
+        return f"{name} cannot be {_shown(sent)}: the server reads that text as JSON {_shown(read)}; pass other text"
+    reason = str(first.get("msg", "not accepted")).splitlines()[0].rstrip(".")
+    return f"{name} cannot be {_shown(sent)}: {reason[:1].lower()}{reason[1:]}"
 
 
 def whole_number(name: str, schema: Mapping[str, Any], value: object) -> int | str | None:
@@ -81,8 +145,17 @@ def _shown(value: object) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def _integer(schema: Mapping[str, Any]) -> bool:
-    return "integer" in _types(schema)
+def _one_of(choices: Sequence[object]) -> str:
+    shown = [json.dumps(c) for c in choices]
+    return shown[0] if len(shown) == 1 else f"one of {', '.join(shown[:-1])} or {shown[-1]}"
+
+
+def _choices(schema: Mapping[str, Any]) -> list[object]:
+    """An enum's choices, of the schema or of one of its `anyOf` options (a nullable enum)."""
+    for option in [schema, *schema.get("anyOf", [])]:
+        if "enum" in option:
+            return list(option["enum"])
+    return []
 
 
 def _nullable(schema: Mapping[str, Any]) -> bool:
@@ -90,4 +163,8 @@ def _nullable(schema: Mapping[str, Any]) -> bool:
 
 
 def _types(schema: Mapping[str, Any]) -> list[object]:
-    return [schema.get("type")] + [option.get("type") for option in schema.get("anyOf", [])]
+    found: list[object] = []
+    for option in [schema, *schema.get("anyOf", [])]:
+        kind = option.get("type")
+        found += kind if isinstance(kind, list) else [kind]
+    return found
