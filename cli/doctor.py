@@ -69,11 +69,12 @@ def diagnose(
     library: Library,
     pinned_budget: int = briefing.PINNED_BUDGET_BYTES,
     instructions_budget: int = briefing.INSTRUCTIONS_BUDGET_CHARS,
+    warnings: Sequence[str] = (),
 ) -> Report:
     """Every finding, and the instructions preview, with every credential masked: doctor's output
     ends up in CI logs, and a key is never echoed in full."""
     findings: list[Finding] = []
-    searchable = briefing.searchable(corpus)
+    searchable = briefing.on_demand(corpus)
     by_location = {os.path.normpath(f.root.path.joinpath(*f.rel.split("/"))): f for f in corpus.files.values()}
     all_sections = 0
     for f in sorted(corpus.files.values(), key=lambda f: f.path):
@@ -94,6 +95,16 @@ def diagnose(
         if not _deliberate(s.reason)
     ]
     findings += _self_retrieval(searchable, library)
+    findings += [
+        _warn(
+            f"--pin {pin}",
+            "pin",
+            f"--pin {pin} matches no file of the .AGENTS folders, so it pins nothing",
+            "give the path relative to the .AGENTS folder (see 'agents-context outline'), or drop the --pin",
+        )
+        for pin in corpus.unmatched_pins()
+    ]
+    findings += [_warn("(flags)", "flags", w, "change the flag as the message says") for w in warnings]
     findings = [
         x.model_copy(
             update={

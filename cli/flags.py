@@ -28,11 +28,20 @@ def _corpus_flags() -> argparse.ArgumentParser:
     flags = argparse.ArgumentParser(add_help=False)
     group = flags.add_argument_group("corpus")
     group.add_argument(
-        "--root",
+        "--project",
         metavar="DIR",
+        type=Path,
+        help="the project to serve: its .AGENTS/ (or .agents/) folder and the agent files it already "
+        "has (AGENTS.md, root and nested; CLAUDE.md; .cursor/rules; .github/copilot-instructions.md "
+        "and .github/instructions). The default, without --root or --conventional: the current folder",
+    )
+    group.add_argument(
+        "--root",
+        metavar="[NAME=]DIR",
         action="append",
-        help="a .AGENTS folder; repeat it for a monorepo with one per package (default: "
-        "$AGENTS_CONTEXT_ROOT, else ./.AGENTS or ./.agents)",
+        help="serve this .AGENTS folder only (no other folder is mixed in); repeat it for a monorepo "
+        "with one per package. NAME labels it (default: its folder name, or the nearest folder above "
+        "that tells two apart). Default: $AGENTS_CONTEXT_ROOT, else the --project folder's",
     )
     group.add_argument(
         "--conventional",
@@ -40,10 +49,9 @@ def _corpus_flags() -> argparse.ArgumentParser:
         nargs="?",
         const=True,
         default=None,
-        help="also serve the agent files the project already has: AGENTS.md (root and nested), "
-        "CLAUDE.md, .cursor/rules/*.mdc, .github/copilot-instructions.md, .github/instructions/*.md "
-        "(DIR: the project folder; default: the parent of the first --root, else the current "
-        "folder). On by itself when there is no .AGENTS folder; the root AGENTS.md is pinned",
+        help="serve the agent files of this project folder (AGENTS.md, CLAUDE.md, Cursor and Copilot "
+        "rules); alone, only those; with --root, beside them (bare: the first --root's parent). The "
+        "root AGENTS.md is pinned",
     )
     group.add_argument(
         "--docs",
@@ -93,8 +101,31 @@ def _corpus_flags() -> argparse.ArgumentParser:
     group.add_argument(
         "--no-cache", action="store_true", help="index from the files every time; read and write no cache"
     )
+    _cache_cap_flag(group)
     _log_flags(group, "default: INFO for serve, WARNING for the other commands")
     return flags
+
+
+def _cache_cap_flag(group: argparse._ActionsContainer) -> None:
+    group.add_argument(
+        "--cache-max-mb",
+        type=_megabytes,
+        default=DEFAULTS.cache_max_mb,
+        metavar="N",
+        help="cap the cache folder's entries at N MB (1 MB = 10^6 bytes): the least recently used "
+        "entries are removed above it, as are entries unused for 30 days; 0: no cap "
+        f"(default: {DEFAULTS.cache_max_mb})",
+    )
+
+
+def _megabytes(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number of MB: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value}: must be 0 (no cap) or more")
+    return value
 
 
 def _log_flags(group: argparse._ActionsContainer, level_help: str) -> None:
@@ -184,7 +215,7 @@ def build_parser() -> argparse.ArgumentParser:
     search_cmd = commands.add_parser(
         "search", parents=[corpus, output], help="search as context_search does (or search_docs, with --docs)"
     )
-    search_cmd.add_argument("query", help="what to search for")
+    search_cmd.add_argument("query", nargs="?", help="what to search for")
     search_cmd.add_argument(
         "-k",
         type=int,
@@ -227,17 +258,38 @@ def build_parser() -> argparse.ArgumentParser:
     eval_cmd.add_argument("questions", type=Path, metavar="QUESTIONS.jsonl", help="one JSON question a line")
     eval_cmd.add_argument("-k", type=int, default=3, help="a hit must be in the top k (default: 3)")
     cache_cmd = commands.add_parser(
-        "cache", parents=[output], help="show or clear the persistent index (the cache folder)"
+        "cache", parents=[output], help="show, prune or clear the persistent index (the cache folder)"
     )
     cache_cmd.add_argument(
-        "action", nargs="?", choices=["show", "clear"], default="show", help="show (default) or clear"
+        "action",
+        nargs="?",
+        choices=["show", "prune", "clear"],
+        default="show",
+        help="show (default): each entry's root, size and last use; prune: remove entries unused for 30 "
+        "days, then the least recently used above --cache-max-mb, as a server does at start-up; clear: "
+        "remove every entry",
     )
     cache_cmd.add_argument("--cache-dir", metavar="DIR", type=Path, help="the cache folder (default: as for serve)")
+    _cache_cap_flag(cache_cmd)
     _log_flags(cache_cmd, "default: WARNING")
     commands.add_parser(
         "doctor", parents=[corpus, budgets, output], help="lint the corpus; exit 1 on errors (use it in CI)"
     )
     return parser
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    """The flags of `argv` (a command first). `search --docs "q"`: `--docs` takes an optional
+    folder, so the query lands there; when it names no folder, it is the query."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command == "search" and args.query is None:
+        if args.docs and args.docs[-1] and not Path(args.docs[-1]).is_dir():
+            args.query = args.docs.pop()
+            args.docs.append("")
+        else:
+            parser.error("search needs a query: agents-context search [--docs [DIR]] [flags] QUERY")
+    return args
 
 
 def show_help() -> int:

@@ -9,20 +9,35 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from dataclasses import dataclass, fields
 from pathlib import Path
 
 from corpus.errors import CorpusError, RootNotFound
 from corpus.read import DEFAULT_MAX_BYTES
-from corpus.roots import CONVENTIONAL_MARKERS, Root, RootKind, find_agents_roots, has_conventional_files, make_roots
+from corpus.roots import (
+    CONVENTIONAL_FILES,
+    CONVENTIONAL_MARKERS,
+    CONVENTIONAL_PINS,
+    DEFAULT_ROOT_NAMES,
+    ENV_ROOT,
+    Root,
+    RootKind,
+    Wanted,
+    find_agents_roots,
+    has_conventional_files,
+    named,
+    project_markers,
+    resolve,
+)
 from corpus.rules import PinSet
 from live import cache
 from live.index import LiveIndex
 from live.watch import WatchOptions
 from retrieval.engine.ranking import DEFAULT as DEFAULT_RANKING
 from retrieval.engine.ranking import Ranking
-from retrieval.render.briefing import INSTRUCTIONS_BUDGET_CHARS, PINNED_BUDGET_BYTES, pinned, searchable
+from retrieval.render.briefing import INSTRUCTIONS_BUDGET_CHARS, PINNED_BUDGET_BYTES, pinned
 from retrieval.search.policy import DEADLINE_S
 
 log = logging.getLogger("agents_context")
@@ -33,7 +48,9 @@ class Settings:
     """What to serve and how: the flags, as values."""
 
     agents: tuple[Path, ...] = ()
-    """The `.AGENTS` folders (`--root`, else `$AGENTS_CONTEXT_ROOT`, `./.AGENTS`, `./.agents`)."""
+    """The `.AGENTS` folders (see `find_roots`)."""
+    names: tuple[str | None, ...] = ()
+    """The label given to each of `agents` (`--root NAME=DIR`), None where none was."""
     docs: tuple[Path, ...] = ()
     conventional: Path | None = None
     """A project folder whose conventional agent files form one more root (`--conventional`)."""
@@ -45,6 +62,8 @@ class Settings:
     cache_dir: Path | None = None
     """The persistent index's folder (None: `$AGENTS_CONTEXT_CACHE_DIR`, else the user cache)."""
     no_cache: bool = False
+    cache_max_mb: int = cache.MAX_MB
+    """The cap on the cache entries' total size, in MB (0: no cap); the least recently used go first."""
     pinned_budget: int = PINNED_BUDGET_BYTES
     instructions_budget: int = INSTRUCTIONS_BUDGET_CHARS
     debounce_ms: int = 200
@@ -61,30 +80,15 @@ class Settings:
 
     @classmethod
     def from_args(cls, args: argparse.Namespace, cwd: Path | None = None) -> Settings:
-        """The settings the flags name, with the roots found: every `--root` (else
-        `$AGENTS_CONTEXT_ROOT`, `./.AGENTS`, `./.agents`), plus the conventional files of the project
-        folder with `--conventional`, or when there is no `.AGENTS`. `RootNotFound` if there is
-        nothing to serve."""
+        """The settings the flags name, with the roots found (see `find_roots`). `RootNotFound` if
+        there is nothing to serve."""
         cwd = cwd or Path.cwd()
-        agents = find_agents_roots(args.root or [], cwd=cwd)
-        conventional: Path | None = None
-        if args.conventional:
-            conventional = (
-                Path(args.conventional) if isinstance(args.conventional, str) else (agents[0].parent if agents else cwd)
-            )
-        elif not agents:
-            if not has_conventional_files(cwd):
-                # Named as the message always has: the last marker is Copilot's too, like the one before.
-                markers = ", ".join(CONVENTIONAL_MARKERS[:-2]) + " or " + CONVENTIONAL_MARKERS[-2]
-                raise RootNotFound(
-                    f"no .AGENTS folder and no {markers} in {cwd}: create .AGENTS/, run from the project "
-                    "folder, or pass --root DIR"
-                )
-            conventional = cwd
+        agents, names, conventional = find_roots(args, cwd)
         # Each other flag's dest is the name of its setting; a command without the flag keeps the default.
-        flags = {f.name for f in fields(cls)} - {"agents", "docs", "conventional", "pins"}
+        flags = {f.name for f in fields(cls)} - {"agents", "names", "docs", "conventional", "pins"}
         return cls(
             agents=tuple(agents),
+            names=tuple(names),
             docs=tuple(Path(d) for d in args.docs if d),
             conventional=conventional,
             pins=tuple(args.pin) if args.pin is not None else None,
@@ -105,10 +109,78 @@ class Settings:
 
     def roots(self) -> list[Root]:
         """The roots, each resolved once and labelled (`RootNotFound` if one is gone)."""
-        return make_roots(self.agents, self.docs, self.conventional)
+        names = (*self.names, *[None] * (len(self.agents) - len(self.names)))
+        wanted = [Wanted(RootKind.AGENTS, p, name) for p, name in zip(self.agents, names, strict=True)]
+        if self.conventional is not None:
+            project = Wanted(RootKind.AGENTS, self.conventional, include=CONVENTIONAL_FILES, pins=CONVENTIONAL_PINS)
+            wanted.append(project)
+        wanted += [Wanted(RootKind.DOCS, p) for p in self.docs]
+        return resolve(wanted)
+
+    def warnings(self) -> list[str]:
+        """What in these settings is probably a mistake: a `--root` that is a whole project."""
+        found = []
+        for given in self.agents:
+            markers = project_markers(given)
+            if markers:
+                found.append(
+                    f"--root {given} looks like a whole project (it has {', '.join(markers)}), so every text "
+                    f"file in it is indexed; for its agent files, --project {given} was probably meant"
+                )
+        return found
 
 
 DEFAULTS = Settings()
+
+
+def find_roots(args: argparse.Namespace, cwd: Path) -> tuple[list[Path], list[str | None], Path | None]:
+    """The `.AGENTS` folders (with the label given to each), and the project folder whose
+    conventional agent files are served, as the flags name them; only folders the user named, or
+    the current folder when none is named:
+
+    - `--root [NAME=]DIR` (repeatable): those folders; with `--conventional`, also the agent files
+      of the project folder it names (bare: the first root's parent);
+    - `--project DIR`: the project's `.AGENTS/` or `.agents/` and its conventional agent files;
+    - `--conventional DIR` alone: that project's conventional agent files only;
+    - none of these (or a bare `--conventional`): `$AGENTS_CONTEXT_ROOT` if set, else the current
+      folder as a project.
+
+    `RootNotFound` when the folders named hold nothing to serve (and no `--docs` is given)."""
+    given = [named(g) for g in (args.root or [])]
+    project: Path | None = getattr(args, "project", None)
+    agents = find_agents_roots([folder for _, folder in given], cwd=cwd) if given else []
+    names: list[str | None] = [name for name, _ in given]
+    conventional: Path | None = None
+    explicit = isinstance(args.conventional, str)
+    if project is not None or not (given or explicit):  # a bare --conventional: the current project
+        from_env = "" if project is not None else os.environ.get(ENV_ROOT, "").strip()
+        if from_env:
+            agents, names = find_agents_roots([], cwd=cwd), [None]
+            return agents, names, None
+        folder = cwd / project if project is not None else cwd
+        if not folder.is_dir():
+            raise RootNotFound(f"--project {project}: {folder} is not a folder")
+        found = project_agents(folder)
+        agents, names = [*found, *agents], [*[None] * len(found), *names]
+        conventional = folder if has_conventional_files(folder) else None
+        if not agents and conventional is None and not any(args.docs):
+            # Named as the message always has: the last marker is Copilot's too, like the one before.
+            markers = ", ".join(CONVENTIONAL_MARKERS[:-2]) + " or " + CONVENTIONAL_MARKERS[-2]
+            raise RootNotFound(
+                f"no .AGENTS folder and no {markers} in {folder}: create .AGENTS/, pass --project "
+                "with the project folder, or --root DIR"
+            )
+    elif args.conventional:
+        conventional = cwd / args.conventional if explicit else (agents[0].parent if agents else cwd)
+        if not conventional.is_dir():
+            raise RootNotFound(f"--conventional {args.conventional}: {conventional} is not a folder")
+    return agents, names, conventional
+
+
+def project_agents(folder: Path) -> list[Path]:
+    """A project's agents folder: `.AGENTS/`, else `.agents/` (one folder on a case-insensitive
+    file system)."""
+    return [folder / name for name in DEFAULT_ROOT_NAMES if (folder / name).is_dir()][:1]
 
 
 def open_index(settings: Settings, background: bool = False) -> LiveIndex:
@@ -134,9 +206,12 @@ def open_index(settings: Settings, background: bool = False) -> LiveIndex:
                 inside.path,
             )
             raise SystemExit(2)
-        index_cache = cache.IndexCache(directory, settings.ranking.fingerprint)
+        if settings.cache_max_mb < 0:
+            log.error("--cache-max-mb must be 0 (no cap) or more, not %s", settings.cache_max_mb)
+            raise SystemExit(2)
+        index_cache = cache.IndexCache(directory, settings.ranking.fingerprint, settings.cache_max_mb * cache.MB)
     pins = PinSet(settings.pins) if settings.pins is not None else None
-    return LiveIndex(
+    live = LiveIndex(
         roots,
         pins,
         settings.max_file_bytes,
@@ -145,6 +220,10 @@ def open_index(settings: Settings, background: bool = False) -> LiveIndex:
         cache=index_cache,
         background=background,
     )
+    if index_cache is not None:
+        index_cache.prune()  # once the roots' own entries are read (and so marked in use)
+    live.warnings = settings.warnings()
+    return live
 
 
 def progress(message: str) -> None:
@@ -167,8 +246,9 @@ def announce(live: LiveIndex) -> None:
     corpus = live.corpus
     for f in pinned(corpus):
         log.info("# pinned %s (%dB)", f.path, f.size)
-    files = searchable(corpus)
-    log.info("# searchable %d sections across %d files", live.library.sections.n_docs, len(files))
+    files = [f for f in corpus.files.values() if f.searchable]
+    n_pinned = sum(f.pinned for f in files)
+    log.info("# searchable %d sections across %d files (%d pinned)", live.library.sections.n_docs, len(files), n_pinned)
     for root in live.roots:
         if root.kind is RootKind.DOCS:
             n_files = len(live.files_of(root))
@@ -185,3 +265,8 @@ def announce(live: LiveIndex) -> None:
                 )
     for s in corpus.skipped:
         log.info("# skipped %s/%s: %s", s.root.label, s.rel, s.reason)
+    for warning in [
+        *live.warnings,
+        *(f"--pin {p} matches no file, so it pins nothing" for p in corpus.unmatched_pins()),
+    ]:
+        log.warning("# %s", warning)

@@ -48,8 +48,9 @@ class CorpusFile(NamedTuple):
 
     @property
     def searchable(self) -> bool:
-        """Sections of `.AGENTS` files that are not pinned are what `context_search` searches."""
-        return self.root.kind is RootKind.AGENTS and not self.pinned
+        """The sections of every `.AGENTS` file are what `context_search` searches, pinned ones
+        included (the model may no longer hold the pinned text; their hits say `pinned="true"`)."""
+        return self.root.kind is RootKind.AGENTS
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +86,13 @@ class Corpus:
     @property
     def agents_roots(self) -> list[Root]:
         return [r for r in self.roots if r.kind is RootKind.AGENTS]
+
+    def unmatched_pins(self) -> list[str]:
+        """Each `--pin` that names no file of any `.AGENTS` root (so it pins nothing)."""
+        if not self.explicit_pins:
+            return []
+        have = {f.rel.casefold() for f in self.files.values() if f.root.kind is RootKind.AGENTS}
+        return [p for p in self.pins if p not in have]
 
     def pins_of(self, root: Root) -> PinSet:
         """`--pin` when given, else the root's own defaults (the conventional root pins AGENTS.md)."""

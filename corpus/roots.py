@@ -57,7 +57,8 @@ class Root:
     path: Path
     """Real path, resolved at start-up."""
     label: str
-    """Folder name, made unique with `-2`, `-3`: the first segment of every display path."""
+    """The first segment of every display path: the name given with `--root NAME=DIR`, else the
+    folder's name, or the nearest folder above that tells two same-named roots apart (see `resolve`)."""
     kind: RootKind
     given: str
     """The path as the user gave it, for messages."""
@@ -92,29 +93,93 @@ def _existing_dir(path: Path, source: str) -> Path:
     return path
 
 
+PROJECT_MARKERS: tuple[str, ...] = (
+    ".git",
+    "package.json",
+    "pyproject.toml",
+    "setup.py",
+    "Cargo.toml",
+    "go.mod",
+    "pom.xml",
+    "build.gradle",
+    "Gemfile",
+    "composer.json",
+    "Makefile",
+)
+"""What shows a folder is a whole project rather than an agents folder (checked at its top)."""
+
+
+def project_markers(folder: Path) -> list[str]:
+    """The markers of a whole project found at the top of `folder` (empty for an agents folder)."""
+    return [m for m in PROJECT_MARKERS if (folder / m).exists()]
+
+
+LABEL_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
+
+
+def named(given: str) -> tuple[str | None, str]:
+    """`--root NAME=DIR` -> (NAME, DIR); anything else, including an existing folder whose name
+    holds `=`, -> (None, given). A NAME is letters, digits, `.`, `_` and `-`."""
+    name, sep, folder = given.partition("=")
+    if not sep or not name or not folder or Path(given).exists() or not set(name) <= LABEL_CHARS:
+        return None, given
+    return name, folder
+
+
+@dataclass(frozen=True, slots=True)
+class Wanted:
+    """One root as asked for, before it is resolved and labelled."""
+
+    kind: RootKind
+    path: Path
+    name: str | None = None
+    """The label the user gave (`--root NAME=DIR`), else None: labelled by its folder."""
+    include: tuple[str, ...] = ()
+    pins: tuple[str, ...] | None = None
+
+
 def make_roots(agents: Sequence[Path], docs: Sequence[Path] = (), conventional: Path | None = None) -> list[Root]:
-    """Resolve each root once and label it by its folder name as given, `-2`, `-3` on repeats.
+    """The roots of these folders: `agents` (each a `.AGENTS` folder), the conventional agent
+    files of the project folder `conventional`, and `docs`, resolved once and labelled
+    (see `resolve`)."""
+    wanted = [Wanted(RootKind.AGENTS, p) for p in agents]
+    if conventional is not None:
+        wanted.append(Wanted(RootKind.AGENTS, conventional, include=CONVENTIONAL_FILES, pins=CONVENTIONAL_PINS))
+    wanted += [Wanted(RootKind.DOCS, p) for p in docs]
+    return resolve(wanted)
+
+
+def resolve(wanted: Sequence[Wanted]) -> list[Root]:
+    """Resolve each root once and label it: the name the user gave, else its folder's name as
+    given; roots whose folder names are the same are labelled by the nearest folder above that
+    tells them apart (`packages/api/.AGENTS` and `packages/web/.AGENTS` are `api` and `web`),
+    and only when nothing does, `-2`, `-3`.
 
     Labels are compared case-insensitively, so two roots never get labels that differ only in case
-    (they would collide on macOS and Windows). `conventional` is a project folder whose
-    AGENTS.md, CLAUDE.md, Cursor rules and Copilot instructions form one more `.AGENTS`-like root.
+    (they would collide on macOS and Windows). A given name that is taken is a `RootNotFound`.
     """
-    wanted: list[tuple[RootKind, Path, tuple[str, ...], tuple[str, ...] | None]] = [
-        (RootKind.AGENTS, p, (), None) for p in agents
-    ]
-    if conventional is not None:
-        wanted.append((RootKind.AGENTS, conventional, CONVENTIONAL_FILES, CONVENTIONAL_PINS))
-    wanted += [(RootKind.DOCS, p, (), None) for p in docs]
-    scoped = sum(kind is RootKind.AGENTS for kind, *_ in wanted) > 1
+    scoped = sum(w.kind is RootKind.AGENTS for w in wanted) > 1
+    reals = [_existing_dir(w.path, str(w.path)).resolve(strict=True) for w in wanted]
+    # The name the user gave (a symlinked `.AGENTS` still shows as `.AGENTS/...`), else the
+    # real folder's (for `.` or a bare drive).
+    chains = [_names_up(w.path, real) for w, real in zip(wanted, reals, strict=True)]
+    given = {w.name.casefold() for w in wanted if w.name}
+    if len(given) < sum(1 for w in wanted if w.name):
+        raise RootNotFound("two --root NAME=DIR give the same NAME: each root needs its own")
+    labels: list[str] = []
+    for i, (w, chain) in enumerate(zip(wanted, chains, strict=True)):
+        if w.name:
+            labels.append(w.name)
+            continue
+        rivals = [
+            c for j, c in enumerate(chains) if j != i and not wanted[j].name and c[0].casefold() == chain[0].casefold()
+        ]
+        labels.append(_apart(chain, rivals))
     roots: list[Root] = []
-    taken: set[str] = set()
-    for kind, given, include, pins in wanted:
-        real = _existing_dir(given, str(given)).resolve(strict=True)
-        # The name the user gave (a symlinked `.AGENTS` still shows as `.AGENTS/...`), else the
-        # real folder's (for `.` or a bare drive).
-        base = printable(Path(given).absolute().name or real.name or "root")
+    taken: set[str] = set(given)
+    for w, real, base in zip(wanted, reals, labels, strict=True):
         label, n = base, 1
-        while label.casefold() in taken:
+        while not w.name and label.casefold() in taken:
             n += 1
             label = f"{base}-{n}"
         taken.add(label.casefold())
@@ -122,14 +187,33 @@ def make_roots(agents: Sequence[Path], docs: Sequence[Path] = (), conventional: 
             Root(
                 real,
                 label,
-                kind,
-                str(given),
-                scoped=scoped and kind is RootKind.AGENTS,
-                include=include,
-                pins=pins,
+                w.kind,
+                str(w.path),
+                scoped=scoped and w.kind is RootKind.AGENTS,
+                include=w.include,
+                pins=w.pins,
             )
         )
     return roots
+
+
+def _names_up(given: Path, real: Path) -> list[str]:
+    """The folder's name, then the names of the folders above it, nearest first."""
+    absolute = Path(os.path.normpath(Path(given).absolute()))
+    names = [printable(p.name) for p in (absolute, *absolute.parents) if p.name]
+    return names or [printable(real.name or "root")]
+
+
+def _apart(chain: list[str], rivals: list[list[str]]) -> str:
+    """The nearest name in `chain` (after its own) that no rival has at the same height; the folder's
+    own name when there is no rival or nothing tells them apart."""
+    if not rivals:
+        return chain[0]
+    for height in range(1, len(chain)):
+        name = chain[height].casefold()
+        if all(height >= len(r) or r[height].casefold() != name for r in rivals):
+            return chain[height]
+    return chain[0]
 
 
 FolderId = tuple[int, int]

@@ -8,6 +8,7 @@ watcher is doing, and how fresh the index is.
 from __future__ import annotations
 
 import time
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -33,7 +34,9 @@ class RootStatus(BaseModel):
     pinned: int
     sections: int
     windows: int
-    fresh_as_of: str
+    fresh_as_of: str | None = Field(
+        description="Every change before this moment (UTC) is reflected; null until first indexed."
+    )
     indexing: str | None = Field(
         default=None,
         description="While the root's first indexing runs: files read/to read, or 'checking'; "
@@ -51,10 +54,23 @@ class WatcherStatus(BaseModel):
 
 class StatusReport(BaseModel):
     enabled: bool = Field(description="BM25 search is available (always, in this server).")
-    healthy: bool = Field(description="Every root present, the watcher running, no update failing.")
+    healthy: bool = Field(
+        description="Nothing is wrong: every root present, the watcher not failed, no update failing "
+        "(starting and indexing are not unhealthy)."
+    )
+    state: Literal["healthy", "starting", "indexing", "not healthy"] = Field(
+        description="healthy; starting (the watcher is not running yet); indexing (a root's first "
+        "indexing runs: answers are partial); not healthy (see problems)."
+    )
+    problems: list[str] = Field(description="Why it is not healthy, one sentence each.")
+    warnings: list[str] = Field(
+        description="Set-up mistakes: a --pin that matches no file, a --root that is a whole project."
+    )
     generation: int
     age_s: float = Field(description="Seconds since the index last changed (or since start-up).")
-    fresh_as_of: str
+    fresh_as_of: str | None = Field(
+        description="Every change before this moment (UTC) is reflected; null until indexed."
+    )
     roots: list[RootStatus]
     watcher: WatcherStatus
     last_error: str | None
@@ -81,7 +97,7 @@ def report(live: LiveIndex, watcher: Watcher | None, started: float) -> StatusRe
                     pinned=sum(f.pinned for f in files),
                     sections=sum(view.library.sections.group_size(f.path) for f in files),
                     windows=sum(view.library.windows.group_size(f.path) for f in files),
-                    fresh_as_of=utc(live.state[root.label].fresh_as_of),
+                    fresh_as_of=_utc(live.state[root.label].fresh_as_of),
                     indexing=str(p) if (p := live.building.get(root.label)) else _changing(live, root),
                     skipped=[
                         Skip(path=f"{s.root.label}/{s.rel}", reason=s.reason)
@@ -92,6 +108,7 @@ def report(live: LiveIndex, watcher: Watcher | None, started: float) -> StatusRe
             )
         change = view.last_change
         generation = view.generation
+        unmatched = view.corpus.unmatched_pins()
     watching = (
         ONE_SHOT
         if watcher is None
@@ -99,13 +116,35 @@ def report(live: LiveIndex, watcher: Watcher | None, started: float) -> StatusRe
             mode=watcher.mode, healthy=watcher.healthy, restarts=watcher.restarts, last_error=watcher.last_error
         )
     )
-    healthy = all(r.present for r in roots) and watching.healthy and live.last_error is None
+    problems = [f"root {inline(r.label)} is missing ({inline(r.path)})" for r in roots if not r.present]
+    # Started but not reported in yet, and never failed: the first report comes within a poll interval.
+    starting = watcher is not None and watcher.last_tick is None and watcher.last_error is None
+    if not watching.healthy and not starting:
+        problems.append(
+            f"the file watcher is {watching.mode}"
+            + (f" after {inline(watching.last_error)}" if watching.last_error else "")
+            + ": answers are still checked against the disk before each call"
+        )
+    if live.last_error is not None:
+        problems.append(f"the last index update failed: {inline(live.last_error)}")
+    indexing = [f"{r.label} {r.indexing}" for r in roots if r.indexing and r.indexing != "changing"]
+    state: Literal["healthy", "starting", "indexing", "not healthy"] = (
+        "not healthy" if problems else "indexing" if indexing else "starting" if starting else "healthy"
+    )
+    warnings = [
+        *live.warnings,
+        *(f"--pin {p} matches no file, so it pins nothing" for p in unmatched),
+    ]
+    fresh = live.fresh_since(live.roots)
     return StatusReport(
         enabled=True,
-        healthy=healthy,
+        healthy=not problems,
+        state=state,
+        problems=problems,
+        warnings=warnings,
         generation=generation,
         age_s=round(time.time() - (change.at if change else started), 3),
-        fresh_as_of=utc(live.fresh_since(live.roots)),
+        fresh_as_of=utc(fresh) if fresh is not None else None,
         roots=roots,
         watcher=watching,
         last_error=live.last_error,
@@ -118,13 +157,34 @@ def _changing(live: LiveIndex, root: Root) -> str | None:
     return "changing" if live.changing([root]) else None
 
 
+def _utc(moment: float) -> str | None:
+    return utc(moment) if moment > 0 else None
+
+
+def _headline(status: StatusReport) -> str:
+    """The first line: the state, and its reason when it is not plainly healthy."""
+    if status.state == "not healthy":
+        return f"agents-context is NOT healthy: {'; '.join(status.problems)}. BM25 search enabled."
+    if status.state == "indexing":
+        going = ", ".join(
+            f"{r.label}: {r.indexing}" + (" files read" if "/" in r.indexing else "")
+            for r in status.roots
+            if r.indexing and r.indexing != "changing"
+        )
+        return f"agents-context is indexing ({going}); BM25 search enabled: answers are partial until it is done."
+    if status.state == "starting":
+        return "agents-context is starting (the file watcher is not running yet); BM25 search enabled."
+    return "agents-context is healthy; BM25 search enabled."
+
+
 def render(status: StatusReport) -> str:
+    fresh = f"fresh as of {status.fresh_as_of}" if status.fresh_as_of else "not indexed yet"
     lines = [
-        f"agents-context is {'healthy' if status.healthy else 'NOT healthy'}; BM25 search enabled.",
-        f"Index generation {status.generation}, last changed {status.age_s:.1f} s ago; "
-        f"fresh as of {status.fresh_as_of}.",
-        f"Watcher: {status.watcher.mode}, {'healthy' if status.watcher.healthy else 'not healthy'}, "
-        f"{status.watcher.restarts} restarts"
+        _headline(status),
+        f"Index generation {status.generation}, last changed {status.age_s:.1f} s ago; {fresh}.",
+        f"Watcher: {status.watcher.mode}, "
+        + ("healthy, " if status.watcher.healthy else "starting, " if status.state == "starting" else "not healthy, ")
+        + f"{status.watcher.restarts} restarts"
         + (f", last error: {inline(status.watcher.last_error)}" if status.watcher.last_error else "")
         + ".",
     ]
@@ -134,7 +194,8 @@ def render(status: StatusReport) -> str:
             state += f" INDEXING {r.indexing}"
         lines.append(
             f"- {inline(r.label)} ({r.kind}, {inline(r.path)}){state}: {r.files} files ({r.pinned} pinned), "
-            f"{r.sections} sections, {r.windows} windows; fresh as of {r.fresh_as_of}"
+            f"{r.sections} sections, {r.windows} windows; "
+            + (f"fresh as of {r.fresh_as_of}" if r.fresh_as_of else "not indexed yet")
         )
         lines.extend(f"  skipped {inline(s.path)}: {inline(s.reason)}" for s in r.skipped)
     if status.last_update:
@@ -144,5 +205,11 @@ def render(status: StatusReport) -> str:
         )
     if status.last_error:
         lines.append(f"Last error: {inline(status.last_error)}")
-    fields = {"healthy": int(status.healthy), "gen": status.generation, "fresh_as_of": status.fresh_as_of}
+    lines.extend(f"Warning: {inline(w)}." for w in status.warnings)
+    fields: dict[str, object] = {"healthy": int(status.healthy), "gen": status.generation}
+    if status.fresh_as_of:
+        fields["fresh_as_of"] = status.fresh_as_of
+    indexing = [f"{r.label}:{r.indexing}" for r in status.roots if r.indexing]
+    if indexing:
+        fields["indexing"] = ",".join(indexing)
     return with_status("\n".join(lines), fields)

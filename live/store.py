@@ -89,6 +89,8 @@ class Store:
         self.generation = 0
         self.last_change: Change | None = None
         self.last_error: str | None = None
+        self.warnings: list[str] = []
+        """Mistakes in how the server was set up, found at start (a `--root` that is a whole project)."""
         self.listeners: list[Listener] = []
         self.building: dict[str, Progress] = {}
         """Roots whose first indexing is still running (background), with how far it got."""
@@ -126,9 +128,14 @@ class Store:
         """`label:done/total` for each of these roots whose first indexing is still running."""
         return [f"{r.label}:{p}" for r in roots if (p := self.building.get(r.label)) is not None]
 
-    def fresh_since(self, roots: Iterable[Root]) -> float:
-        """The moment up to which every change in `roots` is reflected (the oldest root's)."""
-        return min((self.state[r.label].fresh_as_of for r in roots), default=time.time())
+    def fresh_since(self, roots: Iterable[Root]) -> float | None:
+        """The moment up to which every change in `roots` is reflected (the oldest root's), among
+        the roots indexed once; None while none of them is (never the epoch)."""
+        moments = [self.state[r.label].fresh_as_of for r in roots]
+        if not moments:
+            return time.time()
+        indexed = [m for m in moments if m > 0]
+        return min(indexed) if indexed else None
 
     def mark_fresh(self, root: Root, moment: float) -> None:
         if root.label not in self.building:  # a root still being read is not fresh as of anything

@@ -15,7 +15,7 @@ from mcp.types import ServerNotification
 
 from protocol.arguments import EMPTY_QUERY
 from server import AgentsServer
-from tests.helpers import MODES, TOOLS, eventually, make_server, search, split_status, text_of
+from tests.helpers import MODES, TOOLS, call, eventually, make_server, search, split_status, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -83,7 +83,7 @@ async def test_context_search_hit_is_exact_body_and_structured(server: AgentsSer
     assert not result.is_error
     body, status = split_status(text_of(result))
     assert body == (
-        '<context path=".AGENTS/security.md" section="Secrets" score="5.16">\n'
+        '<context path=".AGENTS/security.md" section="Secrets" score="5.96">\n'
         "## Secrets\n\nNever print .env files or tokens.\n"
         "</context>"
     )
@@ -97,10 +97,24 @@ async def test_context_search_hit_is_exact_body_and_structured(server: AgentsSer
     assert result.structured_content["method"] == "bm25"
 
 
-async def test_context_search_never_returns_pinned_files(server: AgentsServer) -> None:
+PINNED = {".AGENTS/overview.md", ".AGENTS/conventions.md"}
+
+
+async def test_context_search_finds_pinned_files_and_marks_them(server: AgentsServer) -> None:
+    """The model may no longer hold the pinned text (clients cut or drop instructions, long
+    sessions compact), so pinned files are searched like the others and their hits say so."""
     async with Client(server) as client:
-        text = await search(client, "search project context guessing conventions overview", k=20)
-    assert "conventions.md" not in text and "overview.md" not in text
+        _, _, found = await call(client, "context_search", query="search project context before guessing")
+        text = await search(client, "search project context before guessing")
+        other = await search(client, "secrets")
+    assert found["hits"][0]["path"] == ".AGENTS/conventions.md" and found["hits"][0]["pinned"] is True
+    assert text.startswith('<context path=".AGENTS/conventions.md" section="Conventions" score="')
+    assert text.split("\n", 1)[0].endswith('" pinned="true">')
+    assert all(h["pinned"] is (h["path"] in PINNED) for h in found["hits"])
+    assert (
+        other.startswith('<context path=".AGENTS/security.md" section="Secrets" score=')
+        and 'pinned="true"' not in other
+    )
 
 
 async def test_misses_are_normal_answers_and_blank_queries_are_errors(server: AgentsServer, mode: str) -> None:

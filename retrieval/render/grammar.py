@@ -109,7 +109,9 @@ def _visible(c: str) -> str:
 
 def freshness_fields(fresh: Freshness) -> dict[str, object]:
     """The STATUS fields that say how current an answer is: `gen`, `fresh_as_of` and `changed`."""
-    fields: dict[str, object] = {"gen": fresh.generation, "fresh_as_of": utc(fresh.fresh_as_of)}
+    fields: dict[str, object] = {"gen": fresh.generation}
+    if fresh.fresh_as_of is not None:  # None: no searched root is indexed yet (`indexing` says so)
+        fields["fresh_as_of"] = utc(fresh.fresh_as_of)
     if fresh.last is not None:
         fields["changed"] = fresh.last.count
     return fields

@@ -195,6 +195,8 @@ def _context_open(doc: RetrievedDocument, answer: Answer, page: Page, closed: bo
     heading = escape_attribute(u.heading or "", MAX_ATTRIBUTE_CHARS)
     attrs = f'path="{escape_attribute(u.path)}" section="{heading}"'
     attrs += f' score="{doc.score:.2f}"'
+    if u.path in answer.pinned:
+        attrs += ' pinned="true"'
     if page.detail != "sections" or answer.reasons is not None:
         attrs += f' lines="{u.start_line}-{u.end_line}"'
     if answer.reasons is not None:
@@ -375,6 +377,7 @@ def _result(answer: Answer, page: Page, status: Status, texts: Sequence[str]) ->
             matched_terms=matched_terms(d) if explained else [],
             links=list(answer.links.get(d.unit.id, ())),
             applies=answer.reasons.get(d.unit.id) if answer.reasons is not None else None,
+            pinned=d.unit.path in answer.pinned,
         )
         for i, (d, text) in enumerate(zip(answer.docs, texts, strict=False))
     ]
@@ -393,7 +396,7 @@ def _result(answer: Answer, page: Page, status: Status, texts: Sequence[str]) ->
         indexing=list(status.indexing),
         elapsed_ms=answer.elapsed_ms,
         generation=fresh.generation if fresh else None,
-        fresh_as_of=utc(fresh.fresh_as_of) if fresh else None,
+        fresh_as_of=utc(fresh.fresh_as_of) if fresh and fresh.fresh_as_of is not None else None,
         changed=last.count if last else None,
         last_update=LastUpdate.of(last) if last else None,
     )

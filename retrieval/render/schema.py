@@ -42,6 +42,7 @@ class Hit(BaseModel):
     matched_terms: list[MatchedTerm] = Field(default_factory=list, description="Why it matched.")
     links: list[LinkTo] = Field(default_factory=list, description="Corpus sections this hit links to.")
     applies: str | None = Field(default=None, description="context_for_path: why this section applies.")
+    pinned: bool = Field(default=False, description="From a pinned file (also in the instructions).")
 
 
 class LastUpdate(BaseModel):

@@ -79,7 +79,8 @@ class Freshness:
     """How current an answer is: the STATUS fields `gen`, `fresh_as_of` and `changed`."""
 
     generation: int
-    fresh_as_of: float
+    fresh_as_of: float | None
+    """None while no searched root has been indexed once (then `indexing` names them)."""
     last: Change | None = None
     """The last update applied (None if nothing changed since start-up)."""
     indexing: tuple[str, ...] = ()
@@ -118,6 +119,8 @@ class Answer:
     """`context_for_path`: why each hit (by unit id) applies."""
     freshness: Freshness | None = None
     """Set by whoever searched a live index: the generation the answer comes from."""
+    pinned: frozenset[str] = frozenset()
+    """Display paths of the hits' files that are pinned (their blocks say `pinned="true"`)."""
 
     @property
     def dropped(self) -> tuple[str, ...]:

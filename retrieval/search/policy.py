@@ -134,6 +134,11 @@ def with_links(docs: Sequence[RetrievedDocument], corpus: Corpus) -> dict[str, t
     return {d.unit.id: links(d.unit, corpus) for d in docs}
 
 
+def pinned_among(docs: Sequence[RetrievedDocument], corpus: Corpus) -> frozenset[str]:
+    """The display paths of these documents' files that are pinned."""
+    return frozenset(d.unit.path for d in docs if (f := corpus.files.get(d.unit.path)) is not None and f.pinned)
+
+
 def _page(
     docs: list[RetrievedDocument],
     offset: int,
@@ -158,7 +163,8 @@ def _done(result: Answer, started: float, query: Query, corpus: Corpus | None = 
     """The answer with its query, its time, and (given the corpus) its hits' links."""
     elapsed = round((time.monotonic() - started) * 1000, 2)
     found = with_links(result.docs, corpus) if corpus is not None else {}
-    return replace(result, elapsed_ms=elapsed, clipped=query.clipped, query=query, links=found)
+    pinned = pinned_among(result.docs, corpus) if corpus is not None else frozenset()
+    return replace(result, elapsed_ms=elapsed, clipped=query.clipped, query=query, links=found, pinned=pinned)
 
 
 def _window_headings(windows: Sequence[Unit]) -> list[Unit]:

@@ -90,27 +90,27 @@ async def test_a_monorepo_with_one_agents_folder_per_package(tmp_path: Path) -> 
         },
     )
     config, roots = parse(["--root", "packages/api/.AGENTS", "--root", "packages/web/.AGENTS"], cwd=repo)
-    assert [r.label for r in roots] == [".AGENTS", ".AGENTS-2"]
+    assert [r.label for r in roots] == ["api", "web"]  # the nearest folder that tells them apart
     server = serve(config, roots)
     async with Client(server) as client:
         _, _, both = await call(client, "context_search", query="errors", k=5)
-        _, _, web = await call(client, "context_search", query="errors", root=".AGENTS-2")
-        read = await client.read_resource("agents://.AGENTS-2/errors.md")
+        _, _, web = await call(client, "context_search", query="errors", root="web")
+        read = await client.read_resource("agents://web/errors.md")
         names = sorted(r.name for r in (await client.list_resources()).resources if r.uri.startswith("agents://"))
         bad = await client.call_tool("context_search", {"query": "errors", "root": "nope"})
         _, _, rules = await call(client, "context_for_path", path=str(repo / "packages/web/src/app.tsx"))
-    assert {h["path"] for h in both["hits"]} == {".AGENTS/errors.md", ".AGENTS-2/errors.md"}
-    assert [h["path"] for h in web["hits"]] == [".AGENTS-2/errors.md"]
-    assert [h["uri"] for h in web["hits"]] == ["agents://.AGENTS-2/errors.md"]
+    assert {h["path"] for h in both["hits"]} == {"api/errors.md", "web/errors.md"}
+    assert [h["path"] for h in web["hits"]] == ["web/errors.md"]
+    assert [h["uri"] for h in web["hits"]] == ["agents://web/errors.md"]
     assert getattr(read.contents[0], "text", "").startswith("# Errors\n\nShow a toast")
     assert names == [
-        ".AGENTS-2/errors.md",
-        ".AGENTS-2/overview.md",
-        ".AGENTS/errors.md",
-        ".AGENTS/overview.md",
+        "api/errors.md",
+        "api/overview.md",
+        "web/errors.md",
+        "web/overview.md",
     ]
     assert bad.is_error and "unknown root 'nope'" in text_of(bad)
-    assert [h["path"] for h in rules["hits"]] == [".AGENTS-2/overview.md"]  # the web package's rules only
+    assert [h["path"] for h in rules["hits"]] == ["web/overview.md"]  # the web package's rules only
 
 
 def test_the_conventional_flag_takes_a_folder(tmp_path: Path) -> None:

@@ -83,12 +83,11 @@ def test_a_file_knows_its_size_in_bytes_its_title_and_its_content_digest(make_tr
     assert a.digest == b.digest != c.digest
 
 
-def test_overview_and_conventions_are_pinned_by_default_and_not_searched(agents: Path) -> None:
+def test_overview_and_conventions_are_pinned_by_default_and_searched_like_the_others(agents: Path) -> None:
     files = load(make_roots([agents])).files
     pinned = {path for path, f in files.items() if f.pinned}
-    searchable = {path for path, f in files.items() if f.searchable}
     assert pinned == {".AGENTS/overview.md", ".AGENTS/conventions.md"}
-    assert searchable == {".AGENTS/security.md", ".AGENTS/services/api.md"}
+    assert all(f.searchable for f in files.values())
 
 
 def test_default_pins_match_any_case_but_only_at_the_top_of_the_root(make_tree: Callable[..., Path]) -> None:
@@ -103,7 +102,7 @@ def test_always_apply_front_matter_pins_a_file(make_tree: Callable[..., Path]) -
     root = make_tree({"style.md": ALWAYS, "other.md": ALWAYS.replace("true", "false")})
     files = load(make_roots([root])).files
     assert files[".AGENTS/style.md"].pinned
-    assert not files[".AGENTS/style.md"].searchable
+    assert files[".AGENTS/style.md"].searchable
     assert not files[".AGENTS/other.md"].pinned
     assert files[".AGENTS/other.md"].searchable
 

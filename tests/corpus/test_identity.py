@@ -1,4 +1,4 @@
-"""Display paths and URIs: the table in the README, round trips, and refusals."""
+"""Display paths and URIs: the table in docs/contracts.md, round trips, and refusals."""
 
 from __future__ import annotations
 
@@ -32,8 +32,8 @@ def roots(tmp_path: Path) -> list[Root]:
         (0, "100%.md", ".AGENTS/100%.md", "agents://100%25.md"),
         (0, "q?.md", ".AGENTS/q?.md", "agents://q%3F.md"),
         (0, "ünï.md", ".AGENTS/ünï.md", "agents://%C3%BCn%C3%AF.md"),
-        (1, "guide/intro.md", "docs/guide/intro.md", "agents-docs://docs/guide/intro.md"),
-        (2, "a b/c#d.md", "docs-2/a b/c#d.md", "agents-docs://docs-2/a%20b/c%23d.md"),
+        (1, "guide/intro.md", "proj/guide/intro.md", "agents-docs://proj/guide/intro.md"),
+        (2, "a b/c#d.md", "other/a b/c#d.md", "agents-docs://other/a%20b/c%23d.md"),
     ],
 )
 def test_path_and_uri_table_round_trips(roots: list[Root], root_index: int, rel: str, shown: str, uri: str) -> None:

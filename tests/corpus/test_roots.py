@@ -8,7 +8,7 @@ import pytest
 
 from corpus.catalog import load
 from corpus.errors import RootNotFound
-from corpus.roots import RootKind, find_agents_roots, make_roots
+from corpus.roots import RootKind, Wanted, find_agents_roots, make_roots, named, resolve
 from tests.corpus.support import POSIX
 
 
@@ -39,13 +39,37 @@ def test_a_symlinked_root_is_resolved_once(tmp_path: Path) -> None:
     assert [f.rel for f in load([root]).files.values()] == ["a.md"]
 
 
-def test_labels_are_folder_names_made_unique(tmp_path: Path) -> None:
-    for d in ("a/.AGENTS", "a/docs", "b/docs", "c/Docs"):
+def test_labels_are_folder_names_told_apart_by_the_folders_above(tmp_path: Path) -> None:
+    for d in ("a/.AGENTS", "a/docs", "b/docs", "c/Docs", "d/x/guide", "d/y/guide", "e/x/guide"):
         (tmp_path / d).mkdir(parents=True)
-    roots = make_roots([tmp_path / "a/.AGENTS"], [tmp_path / "a/docs", tmp_path / "b/docs", tmp_path / "c/Docs"])
+    docs = ["a/docs", "b/docs", "c/Docs", "d/x/guide", "d/y/guide", "e/x/guide"]
+    roots = make_roots([tmp_path / "a/.AGENTS"], [tmp_path / d for d in docs])
     assert [(r.label, r.kind) for r in roots] == [
         (".AGENTS", RootKind.AGENTS),
-        ("docs", RootKind.DOCS),
-        ("docs-2", RootKind.DOCS),
-        ("Docs-3", RootKind.DOCS),
+        ("a", RootKind.DOCS),  # docs, docs and Docs (one name on macOS and Windows): their parents
+        ("b", RootKind.DOCS),
+        ("c", RootKind.DOCS),
+        ("guide", RootKind.DOCS),  # no single folder above tells d/x from both d/y and e/x
+        ("y", RootKind.DOCS),
+        ("e", RootKind.DOCS),
     ]
+
+
+def test_the_same_folder_twice_is_made_unique_with_a_number(tmp_path: Path) -> None:
+    (tmp_path / "a/docs").mkdir(parents=True)
+    roots = make_roots([], [tmp_path / "a/docs", tmp_path / "a/docs"])
+    assert [r.label for r in roots] == ["docs", "docs-2"]
+
+
+def test_a_root_can_be_named(tmp_path: Path) -> None:
+    for d in ("packages/api/.AGENTS", "packages/web/.AGENTS"):
+        (tmp_path / d).mkdir(parents=True)
+    given = [named("server=" + str(tmp_path / "packages/api/.AGENTS")), named(str(tmp_path / "packages/web/.AGENTS"))]
+    assert given[1][0] is None
+    roots = resolve([Wanted(RootKind.AGENTS, Path(folder), name) for name, folder in given])
+    assert [r.label for r in roots] == ["server", ".AGENTS"]
+    (tmp_path / "a=b").mkdir()
+    assert named(str(tmp_path / "a=b")) == (None, str(tmp_path / "a=b"))  # an existing folder is a folder
+    assert named("no/slash=x") == (None, "no/slash=x")
+    with pytest.raises(RootNotFound, match="same NAME"):
+        resolve([Wanted(RootKind.AGENTS, tmp_path / "packages/api/.AGENTS", "x"), Wanted(RootKind.DOCS, tmp_path, "X")])

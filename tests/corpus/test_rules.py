@@ -76,13 +76,13 @@ def test_path_patterns_match_the_last_parts_and_names_alone_stay_served(rel: str
     assert is_secret(rel) is secret
 
 
-def test_the_readme_lists_exactly_the_patterns_the_code_denies() -> None:
-    """The README's "How the corpus is read" prints the denylist; it cannot drift from the code."""
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    bullet = re.search(r"^  - secrets, .*?(?=^- )", readme, re.MULTILINE | re.DOTALL)
-    assert bullet, "the README's secrets bullet is missing"
+def test_the_docs_list_exactly_the_patterns_the_code_denies() -> None:
+    """docs/corpus.md, "How the corpus is read", prints the denylist; it cannot drift from the code."""
+    page = (REPO / "docs" / "corpus.md").read_text(encoding="utf-8")
+    bullet = re.search(r"^  - secrets, .*?(?=^- )", page, re.MULTILINE | re.DOTALL)
+    assert bullet, "the secrets bullet of docs/corpus.md is missing"
     listed = re.search(r"\): `([^`]*)`", bullet.group(0), re.DOTALL)
-    assert listed, "the README's secrets bullet lists no patterns"
+    assert listed, "the secrets bullet of docs/corpus.md lists no patterns"
     assert tuple(listed.group(1).split()) == SECRET_PATTERNS
 
 

@@ -260,6 +260,13 @@ async def test_while_a_docs_root_is_indexed_the_tools_answer_partial_with_the_pr
             assert fields["partial"] == "1" and fields["indexing"] == f"big:{live_module.CHUNK}/{n}"
             status = text_of(await client.call_tool("context_status", {}))
             assert f"INDEXING {live_module.CHUNK}/{n}" in status
+            # Indexing is not unhealthy, says how far it got, and no moment is the epoch.
+            assert status.startswith(f"agents-context is indexing (big: {live_module.CHUNK}/{n} files read)")
+            _, fields = split_status(status)
+            assert fields["healthy"] == "1" and fields["indexing"] == f"big:{live_module.CHUNK}/{n}"
+            assert "1970" not in status and "NOT healthy" not in status
+            answered = await search(client, "alpha", "search_docs")
+            assert "1970" not in answered and split_status(answered)[1]["fresh_as_of"].startswith("20")
             _, fields = split_status(await search(client, "alpha rules"))
             assert "partial" not in fields  # context_search reads .AGENTS only, which is whole
             release.set()

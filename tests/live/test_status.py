@@ -47,7 +47,7 @@ def test_a_one_shot_command_runs_no_watcher_and_is_healthy_when_every_root_is_th
 def test_each_root_says_what_it_holds_and_what_was_skipped_and_why(live: LiveIndex, agents: Path) -> None:
     (root,) = report(live, None, time.time()).roots
     assert (root.label, root.kind, root.path, root.present) == (".AGENTS", "agents", str(agents.resolve()), True)
-    assert (root.files, root.pinned, root.sections, root.windows) == (4, 1, 9, 4)
+    assert (root.files, root.pinned, root.sections, root.windows) == (4, 1, 10, 4)  # pinned sections too
     assert [(s.path, s.reason) for s in root.skipped] == [(".AGENTS/.env", "looks like a secret (denylist)")]
     assert root.indexing is None
     assert root.fresh_as_of == utc(live.state[".AGENTS"].fresh_as_of)
@@ -71,7 +71,7 @@ def test_a_root_whose_folder_is_gone_is_missing_and_the_server_not_healthy(live:
     assert not root.present and root.files == 0 and root.sections == 0 and root.windows == 0
     assert root.skipped == []  # nothing of it is known any more, skipped files included
     text = render(status)
-    assert text.startswith("agents-context is NOT healthy; BM25 search enabled.\n")
+    assert text.startswith(f"agents-context is NOT healthy: root .AGENTS is missing ({agents.resolve()}). BM25 search")
     assert f"- .AGENTS (agents, {agents.resolve()}) MISSING: 0 files (0 pinned), 0 sections, 0 windows;" in text
     assert split_status(text)[1]["healthy"] == "0"
 
@@ -91,7 +91,7 @@ def test_the_last_update_lists_what_was_added_changed_and_removed(live: LiveInde
     assert status.age_s < 50  # since that update, not since start-up
     assert status.generation == live.generation == 2
     (root,) = status.roots
-    assert (root.files, root.sections) == (4, 1 + 2 + 1)  # security.md is one section now, new.md one
+    assert (root.files, root.sections) == (4, 1 + 1 + 2 + 1)  # overview.md (pinned), security.md one now, new.md one
     text = render(status)
     assert f"Last update at {update.at}: 1 added, 1 changed, 1 removed." in text
 
@@ -119,7 +119,7 @@ def test_the_rendered_report_has_the_health_a_line_per_root_the_skips_and_a_stat
     assert lines[2] == "Watcher: none (one-shot command), healthy, 0 restarts."
     (root,) = status.roots
     assert lines[3:] == [
-        f"- .AGENTS (agents, {root.path}): 4 files (1 pinned), 9 sections, 4 windows; fresh as of {root.fresh_as_of}",
+        f"- .AGENTS (agents, {root.path}): 4 files (1 pinned), 10 sections, 4 windows; fresh as of {root.fresh_as_of}",
         "  skipped .AGENTS/.env: looks like a secret (denylist)",
     ]
     assert text.endswith(f"\n\n[agents-context healthy=1 gen={status.generation} fresh_as_of={status.fresh_as_of}]")
@@ -133,6 +133,7 @@ def test_fresh_as_of_is_the_oldest_roots(make_tree: Callable[..., Path], agents:
     live.sweep(live.roots[0])  # .AGENTS is fresh as of now, docs as of start-up
     status = report(live, None, time.time())
     agents_status, docs_status = status.roots
+    assert agents_status.fresh_as_of and docs_status.fresh_as_of
     assert agents_status.fresh_as_of > docs_status.fresh_as_of
     assert status.fresh_as_of == docs_status.fresh_as_of == utc(live.state["docs"].fresh_as_of)
 

@@ -249,7 +249,11 @@ def test_fresh_since_is_the_oldest_roots_moment(make_tree: Callable[..., Path]) 
     assert store.fresh_since(store.roots) == 100.0
     assert store.fresh_since([agents]) == 300.0
     before = time.time()
-    assert store.fresh_since([]) >= before  # no root to wait for: fresh as of now
+    now = store.fresh_since([])
+    assert now is not None and now >= before  # no root to wait for: fresh as of now
+    store.state[docs.label].fresh_as_of = 0.0  # never indexed yet: not fresh as of the epoch
+    assert store.fresh_since(store.roots) == 300.0
+    assert store.fresh_since([docs]) is None
 
 
 def test_indexing_lists_the_progress_of_the_given_roots_still_being_built(make_tree: Callable[..., Path]) -> None:

@@ -107,7 +107,7 @@ async def test_context_status_tool_and_resource_report_the_index(agents: Path, m
     assert report["watcher"]["mode"] == "native" and report["watcher"]["healthy"] is True
     by_label = {r["label"]: r for r in report["roots"]}
     assert by_label[".AGENTS"]["files"] == 2 and by_label[".AGENTS"]["pinned"] == 1
-    assert by_label[".AGENTS"]["sections"] == 2 and by_label[".AGENTS"]["windows"] == 2
+    assert by_label[".AGENTS"]["sections"] == 3 and by_label[".AGENTS"]["windows"] == 2  # pinned ones count
     assert by_label[".AGENTS"]["skipped"] == [{"path": ".AGENTS/.env", "reason": "looks like a secret (denylist)"}]
     assert by_label["docs"]["files"] == 1 and by_label["docs"]["sections"] == 0
     assert by_label["docs"]["skipped"][0]["reason"].startswith("binary")

@@ -130,7 +130,7 @@ def test_stdout_carries_only_json_rpc_and_eof_ends_the_process(agents: Path) -> 
     assert by_id[3]["error"]["code"] == -32602
     assert "overview.md" in by_id[4]["result"]["content"][0]["text"]
     assert "# pinned .AGENTS/overview.md (" in err
-    assert "# searchable 3 sections across 2 files" in err
+    assert "# searchable 4 sections across 3 files (1 pinned)" in err
     assert "# waiting for an MCP client on stdin" in err
 
 

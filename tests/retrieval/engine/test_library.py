@@ -28,7 +28,10 @@ def test_sections_search_only_unpinned_agents_files_and_windows_search_everythin
     windows: Retriever = served(library, WINDOWS)
 
     found = sections.retrieve(RetrievalRequest("deploy pipeline", k=5))
-    assert [(d.source, d.unit.heading) for d in found] == [(".AGENTS/deploy.md", "Deploy")]
+    assert [(d.source, d.unit.heading) for d in found] == [
+        (".AGENTS/deploy.md", "Deploy"),
+        (".AGENTS/overview.md", "Overview"),
+    ]
     assert found[0].content == "# Deploy\nThe deploy pipeline runs on green builds."
 
     paths = [d.source for d in windows.retrieve(RetrievalRequest("deploy", k=5))]

@@ -116,20 +116,25 @@ def test_the_corpus_is_as_the_scope_tests_expect(corpus: Corpus) -> None:
         "docs/guide/setup.md",
     ]
     assert files[".AGENTS/overview.md"].pinned
-    assert [p for p, f in files.items() if f.searchable] == [".AGENTS/security.md", ".AGENTS/services/api.md"]
+    assert [p for p, f in files.items() if f.searchable] == [
+        ".AGENTS/overview.md",
+        ".AGENTS/security.md",
+        ".AGENTS/services/api.md",
+    ]
 
 
-def test_a_sections_scope_refuses_pinned_and_docs_files_a_windows_scope_allows_them(corpus: Corpus) -> None:
+def test_a_sections_scope_refuses_docs_files_a_windows_scope_allows_them(corpus: Corpus) -> None:
     sections, windows = Scope(SECTIONS), Scope(WINDOWS)
     allowed = {p for p, f in corpus.files.items() if sections.allows_file(f)}
-    assert allowed == {".AGENTS/security.md", ".AGENTS/services/api.md"}
+    assert allowed == {".AGENTS/overview.md", ".AGENTS/security.md", ".AGENTS/services/api.md"}
     assert all(windows.allows_file(f) for f in corpus.files.values())
 
 
-def test_a_sections_scope_refuses_a_pinned_file_even_when_the_prefix_names_it(corpus: Corpus) -> None:
+def test_a_pinned_file_is_in_either_scope_when_the_prefix_names_it(corpus: Corpus) -> None:
     overview = corpus.files[".AGENTS/overview.md"]
-    assert not Scope(SECTIONS, "overview").allows_file(overview)
+    assert Scope(SECTIONS, "overview").allows_file(overview)
     assert Scope(WINDOWS, "overview").allows_file(overview)
+    assert not Scope(SECTIONS, "security").allows_file(overview)
 
 
 def test_file_scopes_filter_by_prefix_and_root_like_unit_scopes(corpus: Corpus) -> None:
