@@ -1,1 +1,1 @@
-"""Benchmarks: scripts that print figures (never test assertions). See README, "Speed"."""
+"""Benchmarks: scripts that print figures (never test assertions). See docs/speed.md."""

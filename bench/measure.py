@@ -67,7 +67,7 @@ def malloc_trim() -> bool:
 
 
 def machine() -> dict[str, str | int | float]:
-    """CPU model, cores, RAM, Python: what the README records next to the figures."""
+    """CPU model, cores, RAM, Python: what docs/speed.md records next to the figures."""
     cpu = platform.processor() or platform.machine()
     try:
         info = Path("/proc/cpuinfo").read_text()

@@ -306,7 +306,7 @@ def run_protocol(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Side-by-side speed benchmark (see README, Speed).")
+    parser = argparse.ArgumentParser(description="Side-by-side speed benchmark (see docs/speed.md).")
     parser.add_argument("--smoke", action="store_true", help="tiny corpora and few queries (CI)")
     parser.add_argument("--corpus", help="comma-separated corpora (default: all of the mode's)")
     parser.add_argument("--engines", help="comma-separated engines (default: ours and the four others)")

@@ -1,4 +1,4 @@
-"""Markdown tables for the README from a `bench/speed.py --json` file.
+"""Markdown tables for docs/speed.md from a `bench/speed.py --json` file.
 
 uv run python bench/tables.py results.json
 """

@@ -4,7 +4,7 @@ Corpus text is served verbatim and `--docs` roots are often third-party text, so
 lines that look like our `<context>` blocks, search_docs headers, footers or STATUS lines, and a
 file name may hold a line break. For each forgery, the text a model reads has exactly the true
 number of blocks, headers and STATUS lines, each citing the true file, and the structured content
-holds the exact original text and path (README, "Output grammar").
+holds the exact original text and path (docs/contracts.md, "Output grammar").
 """
 
 from __future__ import annotations

@@ -346,7 +346,7 @@ async def test_hard_links_are_served_like_any_file_in_the_root(
     hostile: tuple[Path, AgentsServer], tmp_path: Path
 ) -> None:
     """A hard link is the file itself: nothing tells it from any other file, so a file linked into
-    a root is served under its name there, wherever else it is linked (the README says so)."""
+    a root is served under its name there, wherever else it is linked (docs/corpus.md says so)."""
     agents, _ = hostile
     try:
         os.link(tmp_path / "outside.md", agents / "linked.md")
@@ -639,7 +639,7 @@ async def test_any_arguments_give_an_answer_or_a_clear_error(
 async def test_a_whole_number_as_a_string_is_coerced_and_a_boolean_is_refused(
     hostile: tuple[Path, AgentsServer],
 ) -> None:
-    """The contract the README states under "Tools": `"7"` and `7.0` mean 7; `true` and `false`
+    """The contract docs/contracts.md states under "Numbers and line ranges": `"7"` and `7.0` mean 7; `true` and `false`
     are refused (pydantic would read them as 1 and 0), as are fractions and other strings."""
     _, server = hostile
     async with Client(server) as client:

@@ -1,5 +1,5 @@
 """One rule for every number argument of every tool, and one for line ranges, through a real
-client (README, "Tools" and "Citations and navigation").
+client (docs/contracts.md, "Numbers and line ranges", and docs/retrieval.md, "Citations and navigation").
 
 Numbers: a whole number (`7`, `7.0`, `"7"`) outside its range is clamped to the nearest end of it;
 NaN, infinities, fractions, booleans, null (where the argument cannot be null), other strings,
