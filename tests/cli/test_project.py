@@ -4,16 +4,17 @@
 from __future__ import annotations
 
 import dataclasses
+import sys
 from pathlib import Path
 
 import pytest
-from mcp import Client
+from mcp import Client, StdioServerParameters
 
 from cli.settings import open_index
 from corpus.catalog import load
 from server import create_server
-from tests.conftest import write_tree
-from tests.helpers import call, cli, split_status, text_of
+from tests.conftest import TEST_ENV, write_tree
+from tests.helpers import SERVER, call, cli, split_status, text_of
 from tests.projects import parse
 
 pytestmark = pytest.mark.anyio
@@ -126,3 +127,18 @@ def test_search_docs_takes_the_query_after_a_bare_docs_flag(tmp_path: Path) -> N
     assert with_folder.stdout.startswith("--- manual/deploy.md#0 (score=")
     missing = cli("search", "--docs", cwd=shop)
     assert missing.returncode == 2 and "search needs a query" in missing.stderr
+
+
+async def test_status_right_after_start_is_not_unhealthy(tmp_path: Path) -> None:
+    """Clients call context_status first thing (its description says to when in doubt): starting is
+    not a failure, and the first line says which state the server is in."""
+    shop = write_tree(tmp_path / "shop", SHOP)
+    params = StdioServerParameters(command=sys.executable, args=[SERVER, "--project", str(shop)], env=TEST_ENV)
+    async with Client(params) as client:
+        status = text_of(await client.call_tool("context_status", {}))
+    first = status.split("\n", 1)[0]
+    assert first in (
+        "agents-context is starting (the file watcher is not running yet); BM25 search enabled.",
+        "agents-context is healthy; BM25 search enabled.",
+    ), first
+    assert split_status(status)[1]["healthy"] == "1" and "1970" not in status

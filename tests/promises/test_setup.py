@@ -83,3 +83,28 @@ async def test_the_claude_desktop_snippet_serves_the_named_project_from_any_fold
         status = text_of(await client.call_tool("context_status", {}))
     assert f"(agents, {project.resolve() / '.agents'})" in status and f"(agents, {project.resolve()})" in status
     assert str(REPO) not in status  # the clone's own .AGENTS is not mixed in
+
+
+def test_every_client_snippet_starts_the_same_command() -> None:
+    """The six clients' snippets all run what the Claude Desktop test above starts (VS Code names
+    the project by its own variable)."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## Connect your client") : readme.index("### Over HTTP")]
+    want = ["--from", "/abs/agents-context", "agents-context", "--project"]
+    commands: dict[str, list[str]] = {}
+    for client, body in re.findall(r"### (.+?)\n(.*?)(?=\n### |\Z)", section, re.DOTALL):
+        for lang, block in re.findall(r"```(json|toml|bash)\n(.*?)\n```", body, re.DOTALL):
+            if lang == "json":
+                servers = json.loads(block)
+                (entry,) = next(iter(servers.values())).values()
+                commands[client] = [entry["command"], *entry["args"]]
+            elif lang == "toml":
+                (args,) = re.findall(r"^args = (\[.*\])$", block, re.MULTILINE)
+                assert re.search(r'^command = "uvx"$', block, re.MULTILINE)
+                commands[client] = ["uvx", *json.loads(args)]
+            else:
+                commands[client] = block.splitlines()[0].split(" -- ", 1)[1].split()
+    assert sorted(commands) == ["Claude Code", "Claude Desktop", "Codex", "Cursor", "VS Code", "Zed"]
+    for client, argv in commands.items():
+        assert argv[0] == "uvx" and argv[1:-1] == want, client
+        assert argv[-1] == ("${workspaceFolder}" if client == "VS Code" else "/abs/project"), client
