@@ -161,9 +161,8 @@ def create_server(live: LiveIndex, settings: Settings, watch_factory: WatchFacto
     app = App(settings, live, Watcher(live, settings.watching, watch_factory))
     has_docs = any(r.kind is RootKind.DOCS for r in live.roots)
     with live.view() as view:
-        n_sections = view.library.sections.n_docs
         instructions = briefing.instructions(
-            view.corpus, settings.instructions_budget, has_docs, n_sections, indexing(live)
+            view.corpus, settings.instructions_budget, has_docs, view.library, indexing(live)
         )
     server = AgentsServer(
         app,
@@ -288,8 +287,7 @@ def _tools(server: AgentsServer, app: App) -> None:
         app.catch_up()
         with live.view() as view:
             fields = freshness_fields(answering.freshness(live, view, live.agents_roots))
-            n_sections = view.library.sections.n_docs
-            return briefing.pinned_context(view.corpus, app.settings.pinned_budget, fields, n_sections)
+            return briefing.pinned_context(view.corpus, app.settings.pinned_budget, fields, view.library)
 
     @server.tool(
         name="pinned_context",

@@ -15,8 +15,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-import yaml
-
 from corpus.markdown import front_matter_end, is_markdown, split_lines
 
 
@@ -59,6 +57,8 @@ def parse(name: str, text: str) -> FrontMatter:
 
 
 def _load(lines: list[str]) -> object:
+    import yaml  # only files with front matter need it: loaded on the first (start-up stays light)
+
     try:
         return yaml.safe_load("\n".join(lines))
     except yaml.YAMLError:

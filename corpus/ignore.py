@@ -9,12 +9,23 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from pathspec import GitIgnoreSpec
+if TYPE_CHECKING:
+    from pathspec import GitIgnoreSpec
+
 
 AGENTSIGNORE = ".agentsignore"
 GITIGNORE = ".gitignore"
 IGNORE_FILES = frozenset({AGENTSIGNORE, GITIGNORE})
+
+
+def spec(lines: Collection[str]) -> GitIgnoreSpec:
+    """gitignore-syntax patterns, matched by pathspec (loaded on first use: a root without ignore
+    files or patterns never needs it)."""
+    from pathspec import GitIgnoreSpec
+
+    return GitIgnoreSpec.from_lines(lines)
 
 
 def names_in(folder: str) -> tuple[str, ...]:
@@ -43,7 +54,7 @@ class IgnoreRules:
                 lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
             except OSError:
                 continue
-            specs.append((name, GitIgnoreSpec.from_lines(lines)))
+            specs.append((name, spec(lines)))
         self._specs[folder] = specs
 
     def ignored(self, rel: str, is_dir: bool = False) -> str | None:

@@ -18,15 +18,17 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from pathspec import GitIgnoreSpec
-
-from corpus.ignore import IGNORE_FILES, IgnoreRules, names_in
+from corpus.ignore import IGNORE_FILES, IgnoreRules, names_in, spec
 from corpus.listing import DIR, FILE, LINK, FolderStamp, Listing, Listings, listings_for, settled, stamp_of
 from corpus.names import printable
 from corpus.read import Skipped, Stamp, kind_of, resolve_inside
 from corpus.roots import Root
 from corpus.rules import is_editor_temp, is_ignored_dir, is_secret
+
+if TYPE_CHECKING:
+    from pathspec import GitIgnoreSpec
 
 SECRET = "looks like a secret (denylist)"
 EDITOR_TEMP = "editor temporary file"
@@ -80,7 +82,7 @@ def check_name(rel: str) -> str | None:
 
 @lru_cache(maxsize=16)
 def _include_spec(patterns: tuple[str, ...]) -> GitIgnoreSpec:
-    return GitIgnoreSpec.from_lines(patterns)
+    return spec(patterns)
 
 
 def included(root: Root, rel: str) -> bool:

@@ -16,15 +16,27 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-
-from markdown_it import MarkdownIt
-from markdown_it.token import Token
+from functools import cache
+from typing import TYPE_CHECKING
 
 from corpus.markdown import front_matter_end, split_lines
 
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+    from markdown_it.token import Token
+
 INTRO = "(intro)"
 
-_md = MarkdownIt("commonmark")
+
+@cache
+def markdown() -> MarkdownIt:
+    """The CommonMark parser, made on first use: a restart whose files are unchanged never parses
+    one, so it never loads markdown-it."""
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark")
+
+
 _ATTRIBUTE = r"""#[^\s{}]+|\.[^\s{}]+|-|[\w-]+=(?:"[^"]*"|'[^']*'|[^\s{}"']*)"""
 """One attribute of a heading's block: `#id`, `.class`, `-` (Pandoc's `.unnumbered`), `key=val`."""
 _ATTRIBUTES = re.compile(rf"\{{:?\s*((?:{_ATTRIBUTE})(?:\s+(?:{_ATTRIBUTE}))*)\s*\}}")
@@ -58,7 +70,7 @@ def folded_heading(text: str) -> str:
     whitespace collapsed, case folded. `` Use `CORSMiddleware` `` and `use corsmiddleware` fold
     alike."""
     parts: list[str] = []
-    for token in (c for t in _md.parseInline(plain_heading(text)) for c in t.children or ()):
+    for token in (c for t in markdown().parseInline(plain_heading(text)) for c in t.children or ()):
         if token.type in ("text", "code_inline", "image"):
             parts.append(token.content)
         elif token.type in ("softbreak", "hardbreak"):
@@ -106,7 +118,8 @@ def _headings(lines: list[str], body_start: int) -> list[tuple[int, int, str, st
     """(0-based start line, level, heading text, the id it gives) of every top-level heading."""
     source = "\n" * body_start + "\n".join(lines[body_start:])
     tokens: list[Token] = []
-    _md.block.parse(source, _md, {}, tokens)
+    md = markdown()
+    md.block.parse(source, md, {}, tokens)
     found: list[tuple[int, int, str, str | None]] = []
     for i, token in enumerate(tokens):
         if token.type != "heading_open" or token.level != 0 or token.map is None:

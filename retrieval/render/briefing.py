@@ -17,7 +17,7 @@ from corpus.catalog import Corpus, CorpusFile
 from corpus.markdown import is_markdown
 from corpus.roots import RootKind
 from retrieval.chunks.sections import INTRO, SectionSpan, sections
-from retrieval.chunks.units import sections_of
+from retrieval.engine.library import Library
 from retrieval.render.grammar import escape_attribute, inline, neutralise, with_status
 
 PINNED_BUDGET_BYTES = 32 * 1024
@@ -33,8 +33,14 @@ def _sections(rel: str, text: str) -> tuple[SectionSpan, ...]:
     return tuple(sections(text, is_markdown(rel)))
 
 
-def headings(f: CorpusFile) -> list[str]:
-    found = [s.heading for s in _sections(f.rel, f.text) if s.heading != INTRO]
+def headings(f: CorpusFile, library: Library | None = None) -> list[str]:
+    """The file's headings: as its sections are indexed when `library` holds them (a restart from
+    the cache parses nothing), else parsed from its text."""
+    indexed = library.sections.payloads(f.path) if library is not None else []
+    if indexed:
+        found = [u.heading for u in indexed if u.heading and u.heading != INTRO]
+    else:
+        found = [s.heading for s in _sections(f.rel, f.text) if s.heading != INTRO]
     return [h if len(h) <= _HEADING_CHARS else h[: _HEADING_CHARS - 1] + "…" for h in found]
 
 
@@ -56,19 +62,18 @@ def manifest(
     corpus: Corpus,
     detail: int = 0,
     files: Sequence[CorpusFile] | None = None,
-    n_sections: int | None = None,
+    library: Library | None = None,
     limit: int | None = None,
 ) -> str:
     """The searchable files (`files`, else the corpus's) at a level of detail: 0 every heading, 1
-    the first heading of each file, 2 file names only, 3 a count. `n_sections` (the section
-    index's count) saves parsing every file for the header; past `limit` characters the list
+    the first heading of each file, 2 file names only, 3 a count. With `library` (the index of
+    the files) the counts and headings are read from it, not parsed; past `limit` characters the list
     stops growing (the caller only needs to know it does not fit), so a corpus of 50,000 files
     costs what its first few lines cost."""
     files = on_demand(corpus) if files is None else files
     if not files:
         return "No other files to search yet: every file is pinned, or the folder is empty."
-    if n_sections is None:
-        n_sections = sum(len(_sections(f.rel, f.text)) for f in files)
+    n_sections = sum(_count(f, library) for f in files)
     head = f"Searchable with context_search: {n_sections} sections across {len(files)} files."
     if detail >= 3:
         return head + " Call pinned_context for the list."
@@ -78,7 +83,7 @@ def manifest(
         if limit is not None and size > limit:
             lines.append(f"- ... and {len(files) - shown} more files (agents-context://outline lists them all)")
             break
-        found = [inline(h) for h in headings(f)] if detail < 2 else []
+        found = [inline(h) for h in headings(f, library)] if detail < 2 else []
         about = f" ({inline(f.meta.description)})" if f.meta.description and detail < 2 else ""
         path = inline(f.path)
         if detail == 0 and found:
@@ -130,13 +135,13 @@ def pinned_context(
     corpus: Corpus,
     budget_bytes: int = PINNED_BUDGET_BYTES,
     status: Mapping[str, object] | None = None,
-    n_sections: int | None = None,
+    library: Library | None = None,
 ) -> str:
     """The pinned files whole (within the budget), then the full manifest, then STATUS."""
     blocks = pinned_blocks(corpus, budget_bytes) or ["(no pinned files)"]
     listed = on_demand(corpus)
     fields = {"pinned": len(pinned(corpus)), "searchable_files": len(listed), **(status or {})}
-    full = manifest(corpus, 0, listed, _listed_sections(corpus, n_sections), limit=MANIFEST_CHARS)
+    full = manifest(corpus, 0, listed, library, limit=MANIFEST_CHARS)
     return with_status("\n\n".join([*blocks, full]), fields)
 
 
@@ -205,25 +210,23 @@ def docs_roots(corpus: Corpus, indexing: Collection[str] = ()) -> list[str]:
     ]
 
 
-def _listed_sections(corpus: Corpus, n_sections: int | None) -> int | None:
-    """The manifest's count of sections from the section index's count, which includes the
-    sections of the pinned files (searched too, but not listed in the manifest)."""
-    if n_sections is None:
-        return None
-    return max(0, n_sections - sum(len(sections_of(f)) for f in pinned(corpus) if f.searchable))
+def _count(f: CorpusFile, library: Library | None) -> int:
+    """How many sections the file has: as indexed, else parsed."""
+    indexed = library.sections.group_size(f.path) if library is not None else 0
+    return indexed or len(_sections(f.rel, f.text))
 
 
 def instructions(
     corpus: Corpus,
     budget_chars: int = INSTRUCTIONS_BUDGET_CHARS,
     has_docs: bool = False,
-    n_sections: int | None = None,
+    library: Library | None = None,
     indexing: Collection[str] = (),
 ) -> str:
     """Server instructions within `budget_chars`, in the order the README gives. They name what
     is there: the folders as they are on disk, the pinned files, and with `has_docs` each docs
     root with its size (`indexing`: labels of roots whose first indexing is still running).
-    `n_sections`: the section index's count, if the caller has it."""
+    `library`: the index of the files, if the caller has it (headings are then not parsed)."""
     files = pinned(corpus)
     about = f"agents-context serves {served(corpus)}: what the team wants coding agents to know."
     docs = listing(docs_roots(corpus, indexing)) if has_docs else ""
@@ -245,8 +248,7 @@ def instructions(
     # The pinned files go inline only if they fit whole (with at least the manifest's count);
     # the manifest then takes the richest level of detail that still fits.
     listed = on_demand(corpus)
-    count = _listed_sections(corpus, n_sections)
-    manifests = [manifest(corpus, d, listed, count, limit=budget_chars) for d in range(4)]
+    manifests = [manifest(corpus, d, listed, library, limit=budget_chars) for d in range(4)]
     candidates: list[Sequence[str]] = []
     if files:
         candidates += [[about, inline_note, search, caveat, pinned_text, m] for m in manifests]

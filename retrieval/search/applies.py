@@ -26,9 +26,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from pathspec import GitIgnoreSpec
-
 from corpus.catalog import Corpus
+from corpus.ignore import spec
 from retrieval.chunks.sections import INTRO
 from retrieval.chunks.units import Unit, sections_of
 from retrieval.search.answer import Answer
@@ -96,7 +95,7 @@ def applicable(corpus: Corpus, where: Mapping[str, str]) -> list[Applicable]:
             units = sections_of(f)
             if f.meta.globs:  # the front matter says where the file applies, and nothing else does
                 for glob in f.meta.globs:
-                    if GitIgnoreSpec.from_lines([glob]).match_file(rel):
+                    if spec([glob]).match_file(rel):
                         literal = sum(c not in _WILDCARDS for c in glob)
                         for u in units:
                             offer(Applicable(u, f"globs: {glob}", 3, literal))

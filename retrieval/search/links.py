@@ -7,13 +7,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from urllib.parse import unquote, urlsplit
 
-from markdown_it import MarkdownIt
-
 from corpus.catalog import Corpus
 from corpus.identity import split_display
+from retrieval.chunks.sections import markdown as commonmark
 from retrieval.chunks.units import Unit
-
-_md = MarkdownIt("commonmark")
 
 
 # A link from a hit to a corpus file or section, as the tools' output schema shows it too
@@ -65,7 +62,7 @@ def hrefs(markdown: str) -> tuple[tuple[str, str], ...]:
 @lru_cache(maxsize=1024)  # keyed by the text: a bound in texts kept alive, too
 def _hrefs(markdown: str) -> tuple[tuple[str, str], ...]:
     pairs: list[tuple[str, str]] = []
-    for block in _md.parse(markdown):
+    for block in commonmark().parse(markdown):
         for i, token in enumerate(block.children or []):
             if token.type == "link_open":
                 href = str(token.attrs.get("href", ""))
