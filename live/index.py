@@ -28,6 +28,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import as_completed
 from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
@@ -38,7 +39,8 @@ from corpus.ignore import IgnoreRules
 from corpus.read import DEFAULT_MAX_BYTES, FileText, stamp
 from corpus.roots import Root, RootKind, root_present
 from corpus.rules import PinSet
-from corpus.scan import FileRef
+from corpus.scan import FileRef, SkippedFile
+from live import codec, workers
 from live.cache import IndexCache
 from live.changes import Batch, Pass, fs_path, refreshed, relative, swept
 from live.persist import SAVE_ON_EXIT_FILES, IdleSaves, freeze_chunk, without_collections
@@ -79,6 +81,7 @@ class LiveIndex(Store):
         progress: Callable[[str], None] | None = None,
         cache: IndexCache | None = None,
         background: bool = False,
+        parallel_files: int = workers.PARALLEL_FILES,
     ) -> None:
         """Index every root: from its cache entry when there is one, then by a stat sweep that
         re-reads only what changed. With `background`, `--docs` roots are indexed in a thread
@@ -88,6 +91,8 @@ class LiveIndex(Store):
         self.progress = progress
         """Told how a large read goes (every `CHUNK` files), for people watching stderr."""
         self.cache = cache
+        self.parallel_files = parallel_files
+        """A docs root's read of at least this many new files goes to worker processes (0: never)."""
         self._stopping = threading.Event()
         self._settler = Settler(self.roots, max_bytes, settle_s, self._stopping)
         self._saves = IdleSaves(self.save, self._stopping) if cache is not None else None
@@ -433,10 +438,22 @@ class LiveIndex(Store):
             self.mark_fresh(root, run.started)
         return change
 
-    def _read_apply(self, root: Root, refs: list[FileRef], batch: Batch, deadline: float | None = None) -> Change:
+    def _read_apply(
+        self, root: Root, refs: list[FileRef], batch: Batch, deadline: float | None = None, beside: bool = True
+    ) -> Change:
         """Read and apply `refs` `CHUNK` files at a time (the first batch also carries the
-        removals and skips), so a large root is searchable while it is read."""
+        removals and skips), so a large root is searchable while it is read. A large read of a
+        docs root's new files goes to worker processes (`live.workers`)."""
         known = self.state[root.label].files
+        if beside and root.kind is RootKind.DOCS and deadline is None and self.parallel_files:
+            fresh = [ref for ref in refs if ref.rel not in known]
+            if len(fresh) >= self.parallel_files:
+                first = self.apply(root, batch) if batch else Change()
+                by_workers, unread = self._read_beside(root, fresh)
+                given = {ref.rel for ref in fresh} - unread
+                later = [ref for ref in refs if ref.rel not in given]
+                rest = self._read_apply(root, later, Batch(), deadline, beside=False)
+                return merged([first, by_workers, rest])
         progress = self.building.get(root.label)
         if progress is not None:
             progress.total = len(refs)
@@ -463,6 +480,55 @@ class LiveIndex(Store):
                 self.library.merge_all()
             log.info("%s: index segments merged in %.0f ms", root.label, (time.perf_counter() - started) * 1000)
         return merged(changes)
+
+    def _read_beside(self, root: Root, refs: list[FileRef]) -> tuple[Change, set[str]]:
+        """Have worker processes read `refs` (none of them indexed yet) `CHUNK` files at a time,
+        and add each chunk as it comes back; the relative paths they left to this process (files
+        changing or empty, chunks whose worker failed)."""
+        progress = self.building.get(root.label)
+        if progress is not None:
+            progress.total = len(refs)
+        parts = [refs[start : start + CHUNK] for start in range(0, len(refs), CHUNK)]
+        unread: set[str] = set()
+        changes, done = [], 0
+        started = time.perf_counter()
+        settings = (self.corpus.max_bytes, self._settler.settle_s, self.library.ranking)
+        pool = workers.pool(min(workers.workers(), len(parts)))
+        try:
+            asked = {pool.submit(workers.read_part, root, part, *settings): part for part in parts}
+        except Exception as exc:  # no processes to be had (or a setting that cannot be sent): read here
+            pool.shutdown(wait=False, cancel_futures=True)
+            log.warning("could not start worker processes (%s); reading %s here", exc, root.label)
+            return Change(), {ref.rel for ref in refs}
+        with pool:
+            for future in as_completed(asked):
+                part = asked[future]
+                if self._stopping.is_set():
+                    pool.shutdown(wait=False, cancel_futures=True)
+                    break
+                try:
+                    read = future.result()
+                    restored = codec.restore(root, workers.PART, read.arrays)
+                except Exception as exc:  # a worker that died or sent something unusable: read its chunk here
+                    log.warning("a worker failed on %d files of %s (%s); reading them here", len(part), root.label, exc)
+                    unread.update(ref.rel for ref in part)
+                    continue
+                unread.update(read.unread)
+                skipped = [SkippedFile(root, rel, why) for rel, why in read.skipped]
+                changes.append(self.adopt(root, restored, skipped))
+                freeze_chunk()
+                done += len(part)
+                if progress is not None:
+                    progress.done = done
+                if self.progress is not None:
+                    self.progress(f"indexing {root.label}: {done}/{len(refs)} files read")
+        if len(changes) > 1:  # one segment per chunk, which every query would pay for
+            with self.writing():
+                self.library.merge_all()
+        log.info(
+            "%s: %d files read by worker processes in %.0f ms", root.label, done, (time.perf_counter() - started) * 1000
+        )
+        return merged(changes) if changes else Change(), unread
 
     def _take(self, ref: FileRef, text: FileText, known: dict[str, CorpusFile], batch: Batch) -> None:
         """A file read whole: into the batch, with its units when its content changed."""

@@ -1,5 +1,6 @@
 """One generation of the corpus and its library, behind one lock: what every answer reads
-(`view`) and the one place it changes (`apply`, a batch of one root as one generation).
+(`view`) and the one place it changes (`apply`, a batch of one root as one generation; `adopt`,
+files packed by a worker process).
 
 Readers take the view lock for the length of a search; an update waiting for it holds a
 turnstile, so back-to-back searches cannot starve the watcher's updates. Listeners are told of
@@ -22,6 +23,7 @@ from corpus.roots import Root
 from corpus.rules import PinSet
 from corpus.scan import SkippedFile
 from live.changes import Batch, Pass
+from live.codec import Restored
 from retrieval.engine.library import Library
 from retrieval.engine.ranking import Ranking
 from retrieval.search.policy import Policy
@@ -167,28 +169,50 @@ class Store:
             for rel in batch.unskipped:
                 state.skipped.pop(rel, None)
             state.skipped.update(batch.skipped)
-            self.corpus.skipped = sorted(
-                (s for r in self.roots for s in self.state[r.label].skipped.values()),
-                key=lambda s: (s.root.label, s.rel),
-            )
             change = Change(
                 added=frozenset(p for p in batch.prepared if split_display(p)[1] not in before),
                 changed=frozenset(p for p in batch.prepared if split_display(p)[1] in before),
                 removed=frozenset(removed),
                 at=time.time(),
             )
-            if change.count:
-                self.generation += 1
-                self.last_change = change
-                self._changed_in.update(dict.fromkeys(change.added | change.changed | change.removed, self.generation))
-                state.dirty = True
-                if root.label not in self.building and self.on_change is not None:
-                    self.on_change(root)
-            self.last_error = None
+            self._changed(root, change)
         if change.count:
             for listener in list(self.listeners):
                 listener(root, change)
         return change
+
+    def adopt(self, root: Root, restored: Restored, skipped: Iterable[SkippedFile] = ()) -> Change:
+        """Files not indexed yet, read, chunked and tokenized elsewhere (a worker process, see
+        `live.workers`), packed: added as one generation, as `apply` adds files."""
+        state = self.state[root.label]
+        with self.writing():
+            for f in restored.files:
+                self.corpus.files[f.path] = state.files[f.rel] = f
+            self.library.sections.unpack(restored.sections)
+            self.library.windows.unpack(restored.windows)
+            change = Change(added=frozenset(f.path for f in restored.files), at=time.time())
+            state.skipped.update({s.rel: s for s in skipped})
+            self._changed(root, change)
+        if change.count:
+            for listener in list(self.listeners):
+                listener(root, change)
+        return change
+
+    def _changed(self, root: Root, change: Change) -> None:
+        """Bookkeeping of an update (under the lock): skipped files, the generation, the last error."""
+        state = self.state[root.label]
+        self.corpus.skipped = sorted(
+            (s for r in self.roots for s in self.state[r.label].skipped.values()),
+            key=lambda s: (s.root.label, s.rel),
+        )
+        if change.count:
+            self.generation += 1
+            self.last_change = change
+            self._changed_in.update(dict.fromkeys(change.added | change.changed | change.removed, self.generation))
+            state.dirty = True
+            if root.label not in self.building and self.on_change is not None:
+                self.on_change(root)
+        self.last_error = None
 
     def failed(self, root: Root, exc: Exception) -> Change:
         """An update that raised: say so (`last_error`), and keep serving the last generation."""

@@ -15,9 +15,10 @@ from collections import Counter, defaultdict
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 import numpy as np
+import numpy.typing as npt
 
 from retrieval.engine.memory import release_free_memory
 from retrieval.engine.segments import I32, I64, Grow, IntArray, Segment, csr, gather, is_new, run_starts
@@ -33,6 +34,11 @@ _ADD_CHUNK = 4096
 """Documents counted per vectorised pass while adding (bounds the scratch arrays)."""
 _BULK_DOCS = 10_000
 """An update this large is a bulk build: afterwards, free memory goes back to the OS."""
+
+
+def owned(a: npt.NDArray[Any]) -> npt.NDArray[Any]:
+    """`a` itself if it owns its memory, else a copy of it."""
+    return a if a.base is None else a.copy()
 
 
 @dataclass(frozen=True, slots=True)
@@ -292,7 +298,10 @@ class Postings(Generic[T]):
         slots = np.arange(first, slot, dtype=np.int32)
         ascending = bool(np.all(ids[1:] > ids[:-1]))
         if ascending:  # the rows are in this index's term order already (an empty index)
-            segment = Segment(self._new_id(), ids, packed.indptr, packed.docs + np.int32(first), packed.tfs, slots)
+            # Copies, not views: a view would keep the whole buffer the packed arrays were read
+            # from alive (a cache entry: 74 MB for tldr, for 20 MB of postings).
+            indptr, tfs = owned(packed.indptr), owned(packed.tfs)
+            segment = Segment(self._new_id(), ids, indptr, packed.docs + np.int32(first), tfs, slots)
         else:
             by_id = np.argsort(ids, kind="stable")  # rows in this index's term order
             starts, lengths = packed.indptr[:-1][by_id], np.diff(packed.indptr)[by_id]

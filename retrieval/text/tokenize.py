@@ -25,6 +25,7 @@ import unicodedata
 from collections.abc import Callable
 from contextlib import suppress
 from importlib.metadata import version
+from typing import Any
 
 import Stemmer
 
@@ -126,6 +127,11 @@ class Tokenizer:
         self._cache: dict[str, list[str]] = {}
         self._pattern = _WORD if identifiers else _PLAIN_WORD
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Sent to another process (a worker reading files) as its settings: the stemmer is a C
+        object, made again there."""
+        return (_tokenizer, (self.stem, self.stop_words, self.identifiers, self.fold, self.cjk))
+
     @property
     def fingerprint(self) -> str:
         """Everything that decides the terms of a text (a persisted index is only valid with the
@@ -178,6 +184,10 @@ class Tokenizer:
             with suppress(UnicodeError):  # a lone surrogate (possible in a JSON query) stays as it is
                 word = self._stemmer.stemWord(word)
         return [word]
+
+
+def _tokenizer(stem: bool, stop_words: frozenset[str], identifiers: bool, fold: bool, cjk: bool) -> Tokenizer:
+    return Tokenizer(stem=stem, stop_words=stop_words, identifiers=identifiers, fold=fold, cjk=cjk)
 
 
 PLAIN = Tokenizer(stem=False, stop_words=LUCENE, identifiers=False, fold=False, cjk=False)

@@ -1,0 +1,284 @@
+"""A large `--docs` root as a user meets it: the real server over real stdio, one tree, one run.
+
+    uv run python bench/docs_scale.py                       # tldr (38,430 files): about two minutes
+    uv run python bench/docs_scale.py --smoke               # 7,000 generated pages (the test suite runs it)
+    uv run python bench/docs_scale.py --docs DIR --json out.json
+
+Each start is `python server.py --root .AGENTS --docs DIR` with a cache folder of the run's own,
+driven by a bare JSON-RPC client (one request line written, one response line read):
+
+- cold (an empty cache folder): from spawn, `search_docs` calls one after another (a 10 ms pause
+  between) until an answer no longer says `partial=1`; that moment is "complete", and the calls
+  made before it are the latencies while the first index is built;
+- settled: the same server left alone 5 s, then `--calls` searches: p50 / p95;
+- warm: a second server on the same cache folder, timed the same way to its first whole answer;
+  then settled again.
+
+Memory is sampled every 20 ms from /proc (Linux only): the server's resident set settled (after
+the settled calls) and its peak (VmHWM), and the peak of the server and its worker processes
+together. Beside it, in the same run, SQLite FTS5 indexes the same files in this process (read,
+insert, `bm25()` queries), the engine behind qmd, basic-memory and docs-mcp-server: its cold
+build and its query p50 / p95 (in process: no transport).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import random
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from bench.measure import fmt_bytes, fmt_seconds, machine, median, percentile  # noqa: E402
+
+TLDR = REPO.parent / "shared" / "corpora" / "tldr"
+QUERIES = [
+    "extract tar archive",
+    "list open ports",
+    "git rebase interactive",
+    "docker remove container",
+    "convert image to png",
+    "show disk usage",
+    "kill process by name",
+    "download file with curl",
+    "create symbolic link",
+    "compress directory zip",
+]
+
+
+class Memory:
+    """Samples a process's resident set, and that of it and its children together, every 20 ms."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.tree_peak = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.02):
+            self.tree_peak = max(self.tree_peak, sum(_kb(p, "VmRSS") for p in (self.pid, *_children(self.pid))) * 1024)
+
+    def now(self) -> int:
+        return _kb(self.pid, "VmRSS") * 1024
+
+    def peak(self) -> int:
+        return _kb(self.pid, "VmHWM") * 1024
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def _kb(pid: int, key: str) -> int:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith(key + ":"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for task in Path(f"/proc/{pid}/task").glob("*/children"):
+        with contextlib.suppress(OSError):
+            found += [int(p) for p in task.read_text().split()]
+    return found
+
+
+class Server:
+    """`server.py` on stdio, with a bare JSON-RPC client."""
+
+    def __init__(self, docs: Path, cache: Path) -> None:
+        self.spawned = time.perf_counter()
+        args = [sys.executable, str(REPO / "server.py"), "--root", str(REPO / ".AGENTS"), "--docs", str(docs)]
+        args += ["--cache-dir", str(cache), "--log-level", "WARNING"]
+        self.proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self.memory = Memory(self.proc.pid)
+        self._ids = iter(range(1, 10**9))
+        self.rpc("initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench"}})
+        self._send(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
+
+    def _send(self, line: bytes) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(line)
+        self.proc.stdin.flush()
+
+    def rpc(self, method: str, params: dict[str, Any]) -> bytes:
+        number = next(self._ids)
+        self._send(json.dumps({"jsonrpc": "2.0", "id": number, "method": method, "params": params}).encode() + b"\n")
+        assert self.proc.stdout is not None
+        while True:
+            line = self.proc.stdout.readline()
+            if not line:
+                raise RuntimeError("the server closed stdout")
+            if f'"id":{number}'.encode() in line.replace(b" ", b""):
+                return line
+
+    def search(self, query: str) -> tuple[float, bool]:
+        """One `search_docs` call: its time, and whether the answer was whole (not `partial=1`)."""
+        t = time.perf_counter()
+        answer = self.rpc("tools/call", {"name": "search_docs", "arguments": {"query": query}})
+        took = time.perf_counter() - t
+        if b'"isError":true' in answer.replace(b" ", b""):
+            raise RuntimeError(f"search_docs answered an error: {answer[:300]!r}")
+        return took, b"partial=1" not in answer
+
+    def until_whole(self, limit_s: float = 600) -> tuple[float, list[float]]:
+        """Search until an answer is whole: seconds from spawn, and the calls' times before it."""
+        times: list[float] = []
+        for i in range(10**9):
+            took, whole = self.search(QUERIES[i % len(QUERIES)])
+            if whole:
+                return time.perf_counter() - self.spawned, times
+            times.append(took)
+            if time.perf_counter() - self.spawned > limit_s:
+                raise RuntimeError(f"no whole answer within {limit_s:.0f} s")
+            time.sleep(0.01)
+        raise AssertionError
+
+    def settled(self, calls: int, pause_s: float = 5.0) -> list[float]:
+        time.sleep(pause_s)
+        return [self.search(QUERIES[i % len(QUERIES)])[0] for i in range(calls)]
+
+    def close(self) -> None:
+        self.memory.stop()
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        self.proc.wait(timeout=60)
+
+
+def start(docs: Path, cache: Path, calls: int) -> dict[str, Any]:
+    server = Server(docs, cache)
+    try:
+        complete_s, while_indexing = server.until_whole()
+        peak_while_building = server.memory.peak()
+        settled = server.settled(calls)
+        return {
+            "complete_s": complete_s,
+            "calls_while_indexing": len(while_indexing),
+            "indexing_p50_ms": median(while_indexing) * 1000 if while_indexing else None,
+            "indexing_p95_ms": percentile(while_indexing, 95) * 1000 if while_indexing else None,
+            "settled_p50_ms": median(settled) * 1000,
+            "settled_p95_ms": percentile(settled, 95) * 1000,
+            "rss_settled": server.memory.now(),
+            "rss_peak_server": max(peak_while_building, server.memory.peak()),
+            "rss_peak_with_workers": server.memory.tree_peak,
+        }
+    finally:
+        server.close()
+
+
+TOP_5 = "SELECT path, bm25(docs) FROM docs WHERE docs MATCH ? ORDER BY bm25(docs) LIMIT 5"
+
+
+def fts5(docs: Path, calls: int) -> dict[str, Any]:
+    """SQLite FTS5 over the same files, in process: read them, insert, and query with `bm25()`."""
+    t = time.perf_counter()
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE VIRTUAL TABLE docs USING fts5(path, body, tokenize='porter unicode61')")
+    rows = (
+        (str(p.relative_to(docs)), p.read_text(encoding="utf-8", errors="replace")) for p in sorted(docs.rglob("*.md"))
+    )
+    db.executemany("INSERT INTO docs VALUES (?, ?)", rows)
+    db.commit()
+    build_s = time.perf_counter() - t
+    times = []
+    for i in range(calls):
+        terms = " OR ".join(QUERIES[i % len(QUERIES)].split())
+        t = time.perf_counter()
+        db.execute(
+            "SELECT path, bm25(docs) FROM docs WHERE docs MATCH ? ORDER BY bm25(docs) LIMIT 5", (terms,)
+        ).fetchall()
+        times.append(time.perf_counter() - t)
+    return {"build_s": build_s, "p50_ms": median(times) * 1000, "p95_ms": percentile(times, 95) * 1000}
+
+
+def generated(folder: Path, pages: int) -> Path:
+    """Tldr-like pages with words drawn from the queries and a fixed vocabulary (fixed seed)."""
+    rng = random.Random(7)
+    vocab = [w for q in QUERIES for w in q.split()] + [f"word{i}" for i in range(3000)]
+    for i in range(pages):
+        page = folder / f"section{i % 20:02d}" / f"page{i:05d}.md"
+        page.parent.mkdir(parents=True, exist_ok=True)
+        lines = [f"# page {i}", "", f"> {' '.join(rng.choices(vocab, k=8))}.", ""]
+        for _ in range(rng.randint(3, 8)):
+            lines += [f"- {' '.join(rng.choices(vocab, k=6))}:", "", f"`cmd {' '.join(rng.choices(vocab, k=3))}`", ""]
+        page.write_text("\n".join(lines), encoding="utf-8")
+    return folder
+
+
+def report(results: dict[str, Any], out: Callable[[str], None] = print) -> None:
+    cold, warm, peer = results["cold"], results["warm"], results["fts5"]
+
+    def ms(v: float | None) -> str:
+        return "-" if v is None else f"{v:.1f} ms"
+
+    out(f"## {results['docs']} ({results['files']:,} files), {results['machine']['cores']} cores")
+    out("")
+    out("| figure | cold start | warm restart |")
+    out("|---|---|---|")
+    whole = f"{fmt_seconds(cold['complete_s'])} | {fmt_seconds(warm['complete_s'])}"
+    out(f"| spawn to a whole answer (index complete) | {whole} |")
+    for key, name in (("indexing", "search_docs while indexing"), ("settled", "search_docs settled")):
+        out(
+            f"| {name} p50 / p95 (calls) | {ms(cold[key + '_p50_ms'])} / {ms(cold[key + '_p95_ms'])}"
+            f" ({cold['calls_while_indexing'] if key == 'indexing' else results['calls']})"
+            f" | {ms(warm[key + '_p50_ms'])} / {ms(warm[key + '_p95_ms'])}"
+            f" ({warm['calls_while_indexing'] if key == 'indexing' else results['calls']}) |"
+        )
+    out(f"| server resident, settled | {fmt_bytes(cold['rss_settled'])} | {fmt_bytes(warm['rss_settled'])} |")
+    out(f"| server peak | {fmt_bytes(cold['rss_peak_server'])} | {fmt_bytes(warm['rss_peak_server'])} |")
+    out(
+        f"| peak with worker processes | {fmt_bytes(cold['rss_peak_with_workers'])}"
+        f" | {fmt_bytes(warm['rss_peak_with_workers'])} |"
+    )
+    out("")
+    out(
+        f"SQLite FTS5 in process, same files: build {fmt_seconds(peer['build_s'])}"
+        f" (ours from spawn to complete: {cold['complete_s'] / peer['build_s']:.2f}x),"
+        f" query p50 / p95 {ms(peer['p50_ms'])} / {ms(peer['p95_ms'])} (no transport)"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--docs", type=Path, default=TLDR)
+    parser.add_argument("--calls", type=int, default=200)
+    parser.add_argument("--smoke", action="store_true", help="7,000 generated pages, 40 calls")
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="agents-context-docs-scale-") as scratch:
+        docs = generated(Path(scratch, "docs"), 7000) if args.smoke else args.docs
+        calls = 40 if args.smoke else args.calls
+        cache = Path(scratch, "cache")
+        results = {
+            "docs": "generated" if args.smoke else str(args.docs),
+            "files": sum(1 for _ in docs.rglob("*.md")),
+            "calls": calls,
+            "machine": machine(),
+            "cold": start(docs, cache, calls),
+            "warm": start(docs, cache, calls),
+            "fts5": fts5(docs, calls),
+        }
+    report(results)
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,102 @@
+"""The first read of a large docs root, shared with worker processes.
+
+Reading, parsing and tokenizing tens of thousands of files is nearly all of a cold start, and in
+the server's process all of it holds the GIL, so every call made meanwhile waited behind it. A
+read of at least `PARALLEL_FILES` files nobody has indexed yet is cut into chunks that worker
+processes (one per core, started fresh with `spawn` on every platform) read, chunk and tokenize;
+each sends its chunk back packed as a cache entry is (`live.codec`: integer arrays and one string
+table, cheap to send), and the server only unpacks it into its index. A file a worker finds
+changing since it was stat'd, or empty, is left to the server's own careful read (`live.settle`);
+a chunk whose worker fails is read by the server as before.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import sys
+import time
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+import numpy.typing as npt
+
+from corpus.catalog import Corpus
+from corpus.errors import NotInCorpus
+from corpus.read import Changing, Skipped, read_text
+from corpus.roots import Root
+from corpus.rules import PinSet
+from corpus.scan import FileRef
+from live import codec
+from retrieval.engine.library import Library
+from retrieval.engine.ranking import Ranking
+
+PARALLEL_FILES = 6000
+"""A read of at least this many files not indexed yet goes to worker processes (below it, starting
+them costs more than they save)."""
+PART = "part"
+"""The key a worker's packed chunk is written and checked with."""
+
+
+@dataclass(slots=True)
+class Part:
+    """What a worker sends back for one chunk."""
+
+    arrays: dict[str, npt.NDArray[Any]]
+    """The files it read and their units, packed as a cache entry is."""
+    unread: list[str]
+    """Relative paths left to the server: changed since stat'd, being written, or empty."""
+    skipped: list[tuple[str, str]]
+    """(relative path, why) of the files not served."""
+
+
+def workers() -> int:
+    """How many worker processes a large read uses: one per core, at most four."""
+    return max(1, min(os.cpu_count() or 1, 4))
+
+
+def pool(count: int) -> ProcessPoolExecutor:
+    """Worker processes, started with `spawn` (never `fork`: the server runs threads)."""
+    return ProcessPoolExecutor(max_workers=count, mp_context=multiprocessing.get_context("spawn"), initializer=_quiet)
+
+
+def _quiet() -> None:
+    """stdout is the MCP protocol's, and a worker inherits it: nothing a worker does may write there."""
+    sys.stdout.flush()
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    sys.stdout = sys.stderr
+
+
+def read_part(root: Root, refs: Sequence[FileRef], max_bytes: int, settle_s: float, ranking: Ranking) -> Part:
+    """Read, chunk and tokenize `refs` (files of `root` not indexed yet), in a worker process."""
+    newest = max((ref.mtime_ns for ref in refs), default=0) / 1e9
+    wait = settle_s - (time.time() - newest)
+    if wait > 0:  # a file saved this instant may be mid-save: as `Settler.read`, wait once
+        time.sleep(min(wait, settle_s))
+    corpus = Corpus([root], PinSet(), max_bytes)
+    library = Library(ranking)
+    files, unread, skipped = [], [], []
+    prepared = {}
+    for ref in refs:
+        try:
+            text = read_text(root.path, ref.path, max_bytes, ref.identity)
+        except Changing:
+            unread.append(ref.rel)
+            continue
+        except Skipped as exc:
+            skipped.append((ref.rel, exc.reason))
+            continue
+        except NotInCorpus:
+            continue  # gone since the walk: never indexed, nothing to remove
+        if text.stamp != ref.stamp or text.size == 0:
+            unread.append(ref.rel)
+            continue
+        f = corpus.corpus_file(ref, text)
+        files.append(f)
+        prepared[f.path] = library.prepare(f.path, f.uri, f.text, f.searchable, f.meta.title, f.meta.tags)
+    library.apply(prepared)
+    paths = [f.path for f in files]
+    packed = codec.arrays(root, PART, files, library.sections.pack(paths), library.windows.pack(paths))
+    return Part(packed, unread, skipped)

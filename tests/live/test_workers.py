@@ -1,0 +1,105 @@
+"""The first read of a large docs root by worker processes: the index it leaves is the one a read
+in the server's own process builds (same files, same skips, same scores), a worker that fails
+leaves its files to the server, and through a real client the answers are whole once it is done."""
+
+from __future__ import annotations
+
+import logging
+import sys
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import Client, StdioServerParameters
+
+from corpus.roots import make_roots
+from live import workers
+from live.index import LiveIndex
+from retrieval.engine.ranking import DEFAULT, Ranking
+from tests.conftest import TEST_ENV, write_tree
+from tests.helpers import SERVER, split_status, text_of
+from tests.live.support import DOCS, ranked
+
+pytestmark = pytest.mark.anyio
+
+MIXED = {
+    **DOCS,
+    "guide/install.md": "---\ntitle: Installing\ntags: [setup]\n---\n# Install\n\nalpha setup steps\n\n## Linux\n\nbeta\n",
+    "guide/setext.md": "Setext title\n============\n\ngamma under a setext heading\n\n```\n# not a heading\n```\n",
+    "notes.txt": "plain text alpha notes without headings\n",
+    "empty.md": "",
+    "binary.md": "alpha\0beta",
+    "big.md": "# Big\n\n" + "alpha " * 40_000,
+}
+
+
+def built(docs: Path, parallel_files: int, ranking: Ranking = DEFAULT) -> LiveIndex:
+    return LiveIndex(
+        make_roots([], [docs]), settle_s=0, ranking=ranking, max_bytes=100_000, parallel_files=parallel_files
+    )
+
+
+def assert_same_index(a: LiveIndex, b: LiveIndex) -> None:
+    assert sorted(a.corpus.files) == sorted(b.corpus.files)
+    for path, f in b.corpus.files.items():
+        assert a.corpus.files[path].text == f.text and a.corpus.files[path].meta == f.meta
+    assert [(s.rel, s.reason) for s in a.corpus.skipped] == [(s.rel, s.reason) for s in b.corpus.skipped]
+    for query in ["alpha", "beta gamma", "setup linux", "setext title", "plain notes", "heading", "gamma7 alpha"]:
+        assert ranked(a, query) == ranked(b, query)  # exact: same units, same floats, same order
+
+
+def test_workers_build_the_index_a_read_in_process_builds(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    docs = write_tree(tmp_path / "docs", MIXED)
+    with caplog.at_level(logging.INFO, logger="agents_context.index"):
+        beside = built(docs, parallel_files=5)
+    assert any("read by worker processes" in r.getMessage() for r in caplog.records)
+    here = built(docs, parallel_files=0)
+    assert_same_index(beside, here)
+    assert {s.rel for s in beside.corpus.skipped} >= {"binary.md", "big.md"}
+    assert "docs/empty.md" in beside.corpus.files  # left to the server's own read, and kept
+    with beside.view() as view:
+        assert len(view.library.windows._segments) == 1  # the chunks were merged: a query pays once
+    beside.close()
+    here.close()
+
+
+def untokenizable(text: str) -> list[str]:
+    """A tokenizer that cannot be sent to another process (it lives in a test module's closure)."""
+    return list(DEFAULT.tokenize(text))
+
+
+def test_a_worker_that_fails_leaves_its_files_to_the_server(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    docs = write_tree(tmp_path / "docs", MIXED)
+    ranking = Ranking(tokenize=lambda text: untokenizable(text))  # a lambda: no worker can be sent it
+    with caplog.at_level(logging.WARNING, logger="agents_context.index"):
+        live = built(docs, parallel_files=5, ranking=ranking)
+    assert any("reading them here" in r.getMessage() for r in caplog.records)
+    here = built(docs, parallel_files=0, ranking=ranking)
+    assert_same_index(live, here)
+    live.close()
+    here.close()
+
+
+async def test_a_large_docs_root_read_by_workers_answers_whole_over_stdio(tmp_path: Path) -> None:
+    """Real worker processes under the real server: nothing they do reaches the protocol's stdout,
+    and once the first read is done answers are whole and find every file."""
+    count = workers.PARALLEL_FILES + 50
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for i in range(count):
+        (docs / f"p{i:05d}.md").write_text(f"# Page {i}\n\nword{i} shared\n", encoding="utf-8")
+    agents = write_tree(tmp_path / ".AGENTS", {"overview.md": "# Overview\n\nhi\n"})
+    params = StdioServerParameters(
+        command=sys.executable, args=[SERVER, "--root", str(agents), "--docs", str(docs), "--no-cache"], env=TEST_ENV
+    )
+    async with Client(params) as client:
+        deadline = time.monotonic() + 120
+        while True:
+            fields = split_status(text_of(await client.call_tool("context_status", {})))[1]
+            if "indexing" not in fields or time.monotonic() > deadline:
+                break
+            await anyio.sleep(0.2)
+        assert "indexing" not in fields, fields
+        last = text_of(await client.call_tool("search_docs", {"query": f"word{count - 1}", "k": 1}))
+    assert f"p{count - 1:05d}.md" in last and "partial=1" not in last
