@@ -36,6 +36,8 @@ from retrieval.engine.ranking import Ranking
 PARALLEL_FILES = 6000
 """A read of at least this many files not indexed yet goes to worker processes (below it, starting
 them costs more than they save)."""
+NICE = 10
+"""How much lower a worker's scheduling priority is than the server's (POSIX `nice`)."""
 PART = "part"
 """The key a worker's packed chunk is written and checked with."""
 
@@ -63,10 +65,14 @@ def pool(count: int) -> ProcessPoolExecutor:
 
 
 def _quiet() -> None:
-    """stdout is the MCP protocol's, and a worker inherits it: nothing a worker does may write there."""
+    """stdout is the MCP protocol's, and a worker inherits it: nothing a worker does may write
+    there. And a worker yields the processor to the server: a call answered while the first index
+    is built must not wait for a core."""
     sys.stdout.flush()
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     sys.stdout = sys.stderr
+    if hasattr(os, "nice"):  # not on Windows, where workers run at the server's priority
+        os.nice(NICE)
 
 
 def read_part(root: Root, refs: Sequence[FileRef], max_bytes: int, settle_s: float, ranking: Ranking) -> Part:
