@@ -152,5 +152,5 @@ def read_uri(corpus: Corpus, uri: str) -> CorpusFile:
         raise Skipped(f"{uri} is not served: {exc.reason}") from None
     except NotInCorpus:
         raise Missing(f"no file at {uri}") from None
-    ref = FileRef(root, rel, path, *text.stamp)
+    ref = FileRef(root, rel, str(path), *text.stamp)
     return corpus.corpus_file(ref, text)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-from fnmatch import fnmatchcase, translate
+from fnmatch import translate
 
 IGNORED_DIRS: frozenset[str] = frozenset(
     {
@@ -130,9 +130,11 @@ def is_secret(rel: str) -> bool:
     )
 
 
+_EDITOR_TEMP = _compiled(EDITOR_TEMP_PATTERNS)
+
+
 def is_editor_temp(name: str) -> bool:
-    folded = name.casefold()
-    return any(fnmatchcase(folded, pattern) for pattern in EDITOR_TEMP_PATTERNS)
+    return _EDITOR_TEMP.match(name.casefold()) is not None
 
 
 class PinSet:

@@ -40,13 +40,19 @@ class FileRef:
     root: Root
     rel: str
     """Relative POSIX path inside the root, as named in the root (not the link target)."""
-    path: Path
+    where: str
+    """Where the file is on disk (`path`, as a string: a sweep of a large root finds tens of
+    thousands of files it will not read, and making a `Path` of each was a third of the walk)."""
     size: int
     mtime_ns: int
     ctime_ns: int
     identity: tuple[int, int] | None = None
     """(st_dev, st_ino) when the walk reached the file without following a link (lets the reader
     skip resolving the path again); None for links and where the OS does not say."""
+
+    @property
+    def path(self) -> Path:
+        return Path(self.where)
 
     @property
     def stamp(self) -> Stamp:
@@ -336,7 +342,7 @@ class _Walker:
         if refused:
             raise Skipped(refused)
         identity = (st.st_dev, st.st_ino) if st.st_ino else None
-        self.files.append(FileRef(self.root, rel, _path(path), st.st_size, st.st_mtime_ns, st.st_ctime_ns, identity))
+        self.files.append(FileRef(self.root, rel, path, st.st_size, st.st_mtime_ns, st.st_ctime_ns, identity))
 
     def _link(self, name: str, path: str, rel: str) -> None:
         """A symlink (or an entry that could not be told): resolved on every walk, since its
@@ -361,7 +367,7 @@ class _Walker:
         refused = target_refused(self.root, target, False, self.rules) or kind_of(st.st_mode)
         if refused:
             raise Skipped(refused)
-        self.files.append(FileRef(self.root, rel, Path(path), st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+        self.files.append(FileRef(self.root, rel, path, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
 
 
 @lru_cache(maxsize=16)
@@ -376,10 +382,3 @@ def _name_filter(patterns: tuple[str, ...]) -> re.Pattern[str] | None:
             return None
         names.append(fnmatch.translate(last))
     return re.compile("|".join(names), re.IGNORECASE)
-
-
-@lru_cache(maxsize=8192)
-def _path(path: str) -> Path:
-    """`Path(path)`, remembered: a sweep of `.AGENTS` before every answer finds the same files
-    again, and making their `Path`s was a fifth of its time."""
-    return Path(path)

@@ -169,8 +169,8 @@ def ref_of(root: Root, rel: str, path: Path) -> FileRef:
     try:
         st = path.stat()
     except OSError:
-        return FileRef(root, rel, path, -1, -1, -1)
-    return FileRef(root, rel, path, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        return FileRef(root, rel, str(path), -1, -1, -1)
+    return FileRef(root, rel, str(path), st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
 def fs_path(root: Root, rel: str) -> Path:

@@ -72,10 +72,7 @@ class Settler:
         a bulk change that has landed is read whole). The files left unread are `pending` too;
         True when some were."""
         pending = self.pending[root.label]
-        newest = max((ref.mtime_ns for ref in refs), default=0) / 1e9
-        wait = self.settle_s - (time.time() - newest)
-        if refs and wait > 0:
-            time.sleep(min(wait, self.settle_s))
+        hold_still(refs, self.settle_s)
         empty: list[tuple[FileRef, FileText]] = []
         changing: list[FileRef] = []
         cut = False
@@ -191,6 +188,15 @@ class Settler:
                 continue
             self._keep(ref, text, known, batch, take, empty)
         return still
+
+
+def hold_still(refs: list[FileRef], settle_s: float) -> None:
+    """Wait (once) until the newest of `refs` was modified `settle_s` ago: one saved this instant
+    may be mid-save."""
+    newest = max((ref.mtime_ns for ref in refs), default=0) / 1e9
+    wait = settle_s - (time.time() - newest)
+    if refs and wait > 0:
+        time.sleep(min(wait, settle_s))
 
 
 def stamp_at(path: Path) -> Stamp | None:

@@ -15,8 +15,6 @@ from __future__ import annotations
 import multiprocessing
 import os
 import sys
-import time
-from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -30,6 +28,7 @@ from corpus.roots import Root
 from corpus.rules import PinSet
 from corpus.scan import FileRef
 from live import codec
+from live.settle import hold_still
 from retrieval.engine.library import Library
 from retrieval.engine.ranking import Ranking
 
@@ -75,12 +74,9 @@ def _quiet() -> None:
         os.nice(NICE)
 
 
-def read_part(root: Root, refs: Sequence[FileRef], max_bytes: int, settle_s: float, ranking: Ranking) -> Part:
+def read_part(root: Root, refs: list[FileRef], max_bytes: int, settle_s: float, ranking: Ranking) -> Part:
     """Read, chunk and tokenize `refs` (files of `root` not indexed yet), in a worker process."""
-    newest = max((ref.mtime_ns for ref in refs), default=0) / 1e9
-    wait = settle_s - (time.time() - newest)
-    if wait > 0:  # a file saved this instant may be mid-save: as `Settler.read`, wait once
-        time.sleep(min(wait, settle_s))
+    hold_still(refs, settle_s)
     corpus = Corpus([root], PinSet(), max_bytes)
     library = Library(ranking)
     files, unread, skipped = [], [], []
