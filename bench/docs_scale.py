@@ -14,6 +14,11 @@ driven by a bare JSON-RPC client (one request line written, one response line re
 - warm: a second server on the same cache folder, timed the same way to its first whole answer;
   then settled again.
 
+With `--qmd FOLDER` (a folder where `npm install --ignore-scripts @tobilu/qmd bun` was run), qmd
+is measured on the same files in the same run: `qmd collection add` (its BM25 index; embeddings
+need models from the internet and are left out), then `qmd mcp` over stdio, its `query` tool with
+one `lex` sub-query and no rerank.
+
 Memory is sampled every 20 ms from /proc (Linux only): the server's resident set settled (after
 the settled calls) and its peak (VmHWM), and the peak of the server and its worker processes
 together. Beside it, in the same run, SQLite FTS5 indexes the same files in this process (read,
@@ -26,6 +31,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import random
 import sqlite3
 import subprocess
@@ -101,17 +107,25 @@ def _children(pid: int) -> list[int]:
 
 
 class Server:
-    """`server.py` on stdio, with a bare JSON-RPC client."""
+    """An MCP server on stdio, with a bare JSON-RPC client, and the tool call it is timed by."""
 
-    def __init__(self, docs: Path, cache: Path) -> None:
+    def __init__(
+        self, args: list[str], tool: str, arguments: Callable[[str], dict[str, Any]], env: dict[str, str] | None = None
+    ) -> None:
         self.spawned = time.perf_counter()
-        args = [sys.executable, str(REPO / "server.py"), "--root", str(REPO / ".AGENTS"), "--docs", str(docs)]
-        args += ["--cache-dir", str(cache), "--log-level", "WARNING"]
-        self.proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self.tool, self.arguments = tool, arguments
+        self.proc = subprocess.Popen(
+            args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env
+        )
         self.memory = Memory(self.proc.pid)
         self._ids = iter(range(1, 10**9))
         self.rpc("initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench"}})
         self._send(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
+
+    @classmethod
+    def ours(cls, docs: Path, cache: Path) -> Server:
+        args = [sys.executable, str(REPO / "server.py"), "--root", str(REPO / ".AGENTS"), "--docs", str(docs)]
+        return cls([*args, "--cache-dir", str(cache), "--log-level", "WARNING"], "search_docs", lambda q: {"query": q})
 
     def _send(self, line: bytes) -> None:
         assert self.proc.stdin is not None
@@ -130,12 +144,12 @@ class Server:
                 return line
 
     def search(self, query: str) -> tuple[float, bool]:
-        """One `search_docs` call: its time, and whether the answer was whole (not `partial=1`)."""
+        """One search call: its time, and whether the answer was whole (not `partial=1`)."""
         t = time.perf_counter()
-        answer = self.rpc("tools/call", {"name": "search_docs", "arguments": {"query": query}})
+        answer = self.rpc("tools/call", {"name": self.tool, "arguments": self.arguments(query)})
         took = time.perf_counter() - t
         if b'"isError":true' in answer.replace(b" ", b""):
-            raise RuntimeError(f"search_docs answered an error: {answer[:300]!r}")
+            raise RuntimeError(f"{self.tool} answered an error: {answer[:300]!r}")
         return took, b"partial=1" not in answer
 
     def until_whole(self, limit_s: float = 600) -> tuple[float, list[float]]:
@@ -162,8 +176,7 @@ class Server:
         self.proc.wait(timeout=60)
 
 
-def start(docs: Path, cache: Path, calls: int) -> dict[str, Any]:
-    server = Server(docs, cache)
+def start(server: Server, calls: int) -> dict[str, Any]:
     try:
         complete_s, while_indexing = server.until_whole()
         peak_while_building = server.memory.peak()
@@ -183,7 +196,37 @@ def start(docs: Path, cache: Path, calls: int) -> dict[str, Any]:
         server.close()
 
 
-TOP_5 = "SELECT path, bm25(docs) FROM docs WHERE docs MATCH ? ORDER BY bm25(docs) LIMIT 5"
+def qmd(docs: Path, folder: Path, scratch: Path, calls: int) -> dict[str, Any]:
+    """qmd over the same files: `qmd collection add` (its index: BM25 in SQLite FTS5; no
+    embeddings, which need models from the internet), timed with its memory; then `qmd mcp` on
+    stdio, timed to its first answer and settled, its `query` tool with one `lex` sub-query and
+    no rerank (BM25 only, as ours)."""
+    bun = folder / "node_modules" / "@oven" / "bun-linux-x64" / "bin" / "bun"
+    cli = folder / "node_modules" / "@tobilu" / "qmd" / "dist" / "cli" / "qmd.js"
+    home = scratch / "qmd-home"
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(home)}
+    env |= {"XDG_CACHE_HOME": str(home / ".cache"), "XDG_CONFIG_HOME": str(home / ".config")}
+    t = time.perf_counter()
+    indexing = subprocess.Popen(
+        [str(bun), str(cli), "collection", "add", str(docs), "--name", "docs"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    memory = Memory(indexing.pid)
+    peak = 0
+    while indexing.poll() is None:
+        peak = max(peak, memory.peak())
+        time.sleep(0.05)
+    memory.stop()
+    index_s = time.perf_counter() - t
+    if indexing.returncode:
+        raise RuntimeError(f"qmd collection add exited {indexing.returncode}")
+    lex = {"rerank": False, "limit": 5}
+    server = Server(
+        [str(bun), str(cli), "mcp"], "query", lambda q: {"searches": [{"type": "lex", "query": q}], **lex}, env
+    )
+    return {"index_s": index_s, "index_peak": peak} | start(server, calls)
 
 
 def fts5(docs: Path, calls: int) -> dict[str, Any]:
@@ -253,6 +296,17 @@ def report(results: dict[str, Any], out: Callable[[str], None] = print) -> None:
         f" (ours from spawn to complete: {cold['complete_s'] / peer['build_s']:.2f}x),"
         f" query p50 / p95 {ms(peer['p50_ms'])} / {ms(peer['p95_ms'])} (no transport)"
     )
+    if "qmd" in results:
+        q = results["qmd"]
+        out("")
+        out(
+            f"qmd, same files: `collection add` {fmt_seconds(q['index_s'])} (peak {fmt_bytes(q['index_peak'])});"
+            f" ours cold to complete {cold['complete_s'] / q['index_s']:.2f}x that."
+            f" Its MCP server: spawn to first answer {fmt_seconds(q['complete_s'])},"
+            f" settled p50 / p95 {ms(q['settled_p50_ms'])} / {ms(q['settled_p95_ms'])}"
+            f" (ours warm {warm['settled_p50_ms'] / q['settled_p50_ms']:.2f}x its p50),"
+            f" resident settled {fmt_bytes(q['rss_settled'])}, peak {fmt_bytes(q['rss_peak_server'])}"
+        )
 
 
 def main() -> None:
@@ -261,6 +315,9 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=200)
     parser.add_argument("--smoke", action="store_true", help="7,000 generated pages, 40 calls")
     parser.add_argument("--json", type=Path)
+    parser.add_argument(
+        "--qmd", type=Path, help="a folder where `npm install --ignore-scripts @tobilu/qmd bun` was run"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="agents-context-docs-scale-") as scratch:
         docs = generated(Path(scratch, "docs"), 7000) if args.smoke else args.docs
@@ -271,10 +328,12 @@ def main() -> None:
             "files": sum(1 for _ in docs.rglob("*.md")),
             "calls": calls,
             "machine": machine(),
-            "cold": start(docs, cache, calls),
-            "warm": start(docs, cache, calls),
+            "cold": start(Server.ours(docs, cache), calls),
+            "warm": start(Server.ours(docs, cache), calls),
             "fts5": fts5(docs, calls),
         }
+        if args.qmd:
+            results["qmd"] = qmd(docs, args.qmd, Path(scratch), calls)
     report(results)
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))
