@@ -19,6 +19,12 @@ is measured on the same files in the same run: `qmd collection add` (its BM25 in
 need models from the internet and are left out), then `qmd mcp` over stdio, its `query` tool with
 one `lex` sub-query and no rerank.
 
+With `--basic-memory VENV` (a virtualenv where `pip install basic-memory` was run; it needs Python
+3.12+), basic-memory is measured on a smaller tree, as it indexes about ten files a second: the
+first `--basic-memory-files` markdown files of the tree, copied (it writes front matter into the
+files it indexes), `basic-memory project add` (its index, timed with its memory), then
+`basic-memory mcp` over stdio, its `search_notes` tool; ours cold on the same copy beside it.
+
 Memory is sampled every 20 ms from /proc (Linux only): the server's resident set settled (after
 the settled calls) and its peak (VmHWM), and the peak of the server and its worker processes
 together. Beside it, in the same run, SQLite FTS5 indexes the same files in this process (read,
@@ -33,6 +39,7 @@ import contextlib
 import json
 import os
 import random
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -213,12 +220,7 @@ def qmd(docs: Path, folder: Path, scratch: Path, calls: int) -> dict[str, Any]:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    memory = Memory(indexing.pid)
-    peak = 0
-    while indexing.poll() is None:
-        peak = max(peak, memory.peak())
-        time.sleep(0.05)
-    memory.stop()
+    peak = _watch(indexing)
     index_s = time.perf_counter() - t
     if indexing.returncode:
         raise RuntimeError(f"qmd collection add exited {indexing.returncode}")
@@ -227,6 +229,41 @@ def qmd(docs: Path, folder: Path, scratch: Path, calls: int) -> dict[str, Any]:
         [str(bun), str(cli), "mcp"], "query", lambda q: {"searches": [{"type": "lex", "query": q}], **lex}, env
     )
     return {"index_s": index_s, "index_peak": peak} | start(server, calls)
+
+
+def basic_memory(docs: Path, venv: Path, files: int, scratch: Path, calls: int) -> dict[str, Any]:
+    """basic-memory over a copy of the first `files` markdown files of `docs` (it rewrites the
+    files it indexes): `basic-memory project add` timed with its memory, then `basic-memory mcp`
+    on stdio, timed to its first answer and settled; and ours cold and settled on the same copy."""
+    copy = scratch / "bm-docs"
+    for page in sorted(docs.rglob("*.md"))[:files]:
+        target = copy / page.relative_to(docs)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(page, target)
+    ours = start(Server.ours(copy, scratch / "bm-cache"), calls)
+    cli = str(venv / ("Scripts" if os.name == "nt" else "bin") / "basic-memory")
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(scratch / "bm-home")}
+    t = time.perf_counter()
+    indexing = subprocess.Popen(
+        [cli, "project", "add", "docs", str(copy)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    peak = _watch(indexing)
+    index_s = time.perf_counter() - t
+    if indexing.returncode:
+        raise RuntimeError(f"basic-memory project add exited {indexing.returncode}")
+    server = Server([cli, "mcp", "--project", "docs"], "search_notes", lambda q: {"query": q, "project": "docs"}, env)
+    return {"files": files, "index_s": index_s, "index_peak": peak, "ours": ours} | start(server, calls)
+
+
+def _watch(proc: subprocess.Popen[bytes]) -> int:
+    """Wait for `proc`; its peak resident memory."""
+    memory = Memory(proc.pid)
+    peak = 0
+    while proc.poll() is None:
+        peak = max(peak, memory.peak())
+        time.sleep(0.05)
+    memory.stop()
+    return peak
 
 
 def fts5(docs: Path, calls: int) -> dict[str, Any]:
@@ -307,6 +344,19 @@ def report(results: dict[str, Any], out: Callable[[str], None] = print) -> None:
             f" (ours warm {warm['settled_p50_ms'] / q['settled_p50_ms']:.2f}x its p50),"
             f" resident settled {fmt_bytes(q['rss_settled'])}, peak {fmt_bytes(q['rss_peak_server'])}"
         )
+    if "basic_memory" in results:
+        b = results["basic_memory"]
+        o = b["ours"]
+        out("")
+        out(
+            f"basic-memory, the first {b['files']:,} files (a copy): `project add` {fmt_seconds(b['index_s'])}"
+            f" (peak {fmt_bytes(b['index_peak'])}); ours cold to complete on the same copy"
+            f" {fmt_seconds(o['complete_s'])} ({b['index_s'] / o['complete_s']:.1f}x faster)."
+            f" Its MCP server: spawn to first answer {fmt_seconds(b['complete_s'])},"
+            f" settled p50 / p95 {ms(b['settled_p50_ms'])} / {ms(b['settled_p95_ms'])}"
+            f" (ours on the copy {ms(o['settled_p50_ms'])} / {ms(o['settled_p95_ms'])}),"
+            f" resident settled {fmt_bytes(b['rss_settled'])} (ours {fmt_bytes(o['rss_settled'])})"
+        )
 
 
 def main() -> None:
@@ -318,6 +368,8 @@ def main() -> None:
     parser.add_argument(
         "--qmd", type=Path, help="a folder where `npm install --ignore-scripts @tobilu/qmd bun` was run"
     )
+    parser.add_argument("--basic-memory", type=Path, help="a virtualenv where `pip install basic-memory` was run")
+    parser.add_argument("--basic-memory-files", type=int, default=500, help="how many files basic-memory indexes")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="agents-context-docs-scale-") as scratch:
         docs = generated(Path(scratch, "docs"), 7000) if args.smoke else args.docs
@@ -334,6 +386,9 @@ def main() -> None:
         }
         if args.qmd:
             results["qmd"] = qmd(docs, args.qmd, Path(scratch), calls)
+        if args.basic_memory:
+            wanted = args.basic_memory, args.basic_memory_files
+            results["basic_memory"] = basic_memory(docs, *wanted, Path(scratch), calls)
     report(results)
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))
