@@ -33,6 +33,7 @@ from rich.tree import Tree
 
 from cli import doctor as lint
 from cli import evaluate as evaluation
+from cli.findings import Finding
 from cli.settings import DEFAULTS, Settings, configure_logging, open_index
 from corpus.errors import CorpusError
 from live import answering, cache, status
@@ -363,7 +364,7 @@ def _ago(now: float, then: datetime) -> str:
     return f"{seconds // 86400:.0f} days ago"
 
 
-def _lines(f: lint.Finding) -> str:
+def _lines(f: Finding) -> str:
     if f.start_line is None:
         return ""
     return f":{f.start_line}" if f.end_line in (None, f.start_line) else f":{f.start_line}-{f.end_line}"

@@ -18,7 +18,8 @@ from urllib.parse import unquote
 
 from pydantic import BaseModel, Field
 
-from cli import credentials
+from cli import credentials, rulefiles
+from cli.findings import Finding, note, warn
 from corpus.catalog import Corpus, CorpusFile
 from corpus.markdown import split_lines
 from corpus.roots import RootKind
@@ -39,16 +40,6 @@ VAGUE = frozenset(
     "notes misc miscellaneous other others general details more info information stuff todo "
     "various untitled introduction intro overview".split()
 )
-
-
-class Finding(BaseModel):
-    severity: str = Field(description="error (exit status 1), warning, or note (worth knowing; nothing wrong).")
-    check: str = Field(description="Which check found it.")
-    path: str = Field(description="Display path of the file.")
-    start_line: int | None = None
-    end_line: int | None = None
-    message: str = Field(description="What is wrong (any credential in it masked).")
-    fix: str = Field(description="How to fix it.")
 
 
 class Report(BaseModel):
@@ -84,8 +75,12 @@ def diagnose(
             findings += _structure(f, units, library.tokenize)
         findings += _secrets(f) + _links(f, units, by_location)
     findings += _budgets(corpus, pinned_budget, instructions_budget)
+    agents = [f for f in corpus.files.values() if f.root.kind is RootKind.AGENTS]
+    findings += rulefiles.front_matter(sorted(agents, key=lambda f: f.path))
+    findings += rulefiles.never_apply(corpus) + rulefiles.duplicates(corpus)
+    findings += rulefiles.always_on(corpus, instructions_budget)
     findings += [
-        _warn(
+        warn(
             f"{s.root.label}/{s.rel}",
             "skipped",
             f"not served: {s.reason}",
@@ -96,7 +91,7 @@ def diagnose(
     ]
     findings += _self_retrieval(searchable, library)
     findings += [
-        _warn(
+        warn(
             f"--pin {pin}",
             "pin",
             f"--pin {pin} matches no file of the .AGENTS folders, so it pins nothing",
@@ -104,7 +99,7 @@ def diagnose(
         )
         for pin in corpus.unmatched_pins()
     ]
-    findings += [_warn("(flags)", "flags", w, "change the flag as the message says") for w in warnings]
+    findings += [warn("(flags)", "flags", w, "change the flag as the message says") for w in warnings]
     findings = [
         x.model_copy(
             update={
@@ -136,28 +131,6 @@ def _deliberate(reason: str) -> bool:
     return reason in ("ignored folder", "inside an ignored folder", EDITOR_TEMP) or reason.startswith("ignored by ")
 
 
-def _warn(
-    f: CorpusFile | str, check: str, message: str, fix: str, unit: Unit | None = None, error: bool = False
-) -> Finding:
-    return _finding("error" if error else "warning", f, check, message, fix, unit)
-
-
-def _note(f: CorpusFile | str, check: str, message: str, fix: str, unit: Unit | None = None) -> Finding:
-    return _finding("note", f, check, message, fix, unit)
-
-
-def _finding(severity: str, f: CorpusFile | str, check: str, message: str, fix: str, unit: Unit | None) -> Finding:
-    return Finding(
-        severity=severity,
-        check=check,
-        path=f if isinstance(f, str) else f.path,
-        start_line=unit.start_line if unit else None,
-        end_line=unit.end_line if unit else None,
-        message=message,
-        fix=fix,
-    )
-
-
 def _body_words(u: Unit) -> list[str]:
     lines = u.text.split("\n")
     body = lines[1:] if u.heading != INTRO else lines
@@ -173,7 +146,7 @@ def _structure(f: CorpusFile, units: list[Unit], tokenize: Callable[[str], Seque
         has_children = nxt is not None and len(nxt.trail) > len(u.trail)
         if len(words) > LARGE_WORDS:
             out.append(
-                _warn(
+                warn(
                     f,
                     "large-section",
                     f"section {u.heading!r} has {len(words)} words",
@@ -183,7 +156,7 @@ def _structure(f: CorpusFile, units: list[Unit], tokenize: Callable[[str], Seque
             )
         elif len(words) < SMALL_WORDS and not has_children and u.heading != INTRO:
             out.append(
-                _warn(
+                warn(
                     f,
                     "small-section",
                     f"section {u.heading!r} has {len(words)} words",
@@ -194,7 +167,7 @@ def _structure(f: CorpusFile, units: list[Unit], tokenize: Callable[[str], Seque
         if u.heading and u.heading != INTRO and not f.pinned:
             if u.heading.strip().casefold() in VAGUE and not f.pinned:
                 out.append(
-                    _warn(
+                    warn(
                         f,
                         "vague-heading",
                         f"heading {u.heading!r} says nothing a search could match",
@@ -204,7 +177,7 @@ def _structure(f: CorpusFile, units: list[Unit], tokenize: Callable[[str], Seque
                 )
             if headings[u.heading] > 1:
                 out.append(
-                    _warn(
+                    warn(
                         f,
                         "duplicate-heading",
                         f"heading {u.heading!r} appears {headings[u.heading]} times in this file",
@@ -215,7 +188,7 @@ def _structure(f: CorpusFile, units: list[Unit], tokenize: Callable[[str], Seque
             heading_words = set(tokenize(u.heading))
             if len(words) >= 20 and heading_words and not heading_words & set(tokenize(" ".join(words))):
                 out.append(
-                    _warn(
+                    warn(
                         f,
                         "heading-body-mismatch",
                         f"heading {u.heading!r} shares no word with its text",
@@ -227,7 +200,7 @@ def _structure(f: CorpusFile, units: list[Unit], tokenize: Callable[[str], Seque
         last = next((line.strip() for line in reversed(text.split("\n")) if line.strip()), "")
         if nxt is not None and words and last.endswith((":", ",", ";")) and not last.startswith("#"):
             out.append(
-                _warn(
+                warn(
                     f,
                     "split-rule",
                     f"section {u.heading!r} ends mid-rule ({last[-40:]!r}) and the next heading continues it",
@@ -272,7 +245,7 @@ def _links(f: CorpusFile, units: list[Unit], by_location: Mapping[str, CorpusFil
             target = by_location.get(location) if location else f
             if target is None and location and Path(location).exists():
                 out.append(
-                    _note(
+                    note(
                         f,
                         "outside-link",
                         f"link [{text}]({href}) points to {location}, which exists but is not a file of the "
@@ -284,7 +257,7 @@ def _links(f: CorpusFile, units: list[Unit], by_location: Mapping[str, CorpusFil
                 )
             elif target is None:
                 out.append(
-                    _warn(
+                    warn(
                         f,
                         "broken-link",
                         f"link [{text}]({href}) points to no file",
@@ -297,7 +270,7 @@ def _links(f: CorpusFile, units: list[Unit], by_location: Mapping[str, CorpusFil
                 problem = _fragment_problem(target, unquote(fragment))
                 if problem:
                     out.append(
-                        _warn(f, "broken-link", f"link [{text}]({href}): {problem[0]}", problem[1], u, error=True)
+                        warn(f, "broken-link", f"link [{text}]({href}): {problem[0]}", problem[1], u, error=True)
                     )
     return out
 
@@ -327,7 +300,7 @@ def _budgets(corpus: Corpus, pinned_budget: int, instructions_budget: int) -> li
     total = sum(len(f.text.rstrip("\n").encode("utf-8")) for f in pinned)
     if total > pinned_budget:
         out.append(
-            _warn(
+            warn(
                 pinned[-1].path if pinned else "",
                 "pinned-budget",
                 f"the pinned files hold {total} bytes; pinned_context returns {pinned_budget}, cuts the rest",
@@ -338,7 +311,7 @@ def _budgets(corpus: Corpus, pinned_budget: int, instructions_budget: int) -> li
     full = briefing.manifest(corpus, 0)
     if len(full) > instructions_budget:
         out.append(
-            _warn(
+            warn(
                 "(instructions)",
                 "manifest-budget",
                 f"the full manifest is {len(full)} characters, over the {instructions_budget}-character "
@@ -364,7 +337,7 @@ def _self_retrieval(files: list[CorpusFile], library: Library) -> list[Finding]:
                 first = hits[0].payload.citation if hits else "nothing"
                 where = f"rank {rank}" if rank else "not in the top 3"
                 out.append(
-                    _warn(
+                    warn(
                         f,
                         "self-retrieval",
                         f"searching its own heading {u.heading!r} finds it {where}; first is {first}",

@@ -17,14 +17,13 @@ from pathlib import Path
 from corpus.errors import CorpusError, RootNotFound
 from corpus.read import DEFAULT_MAX_BYTES
 from corpus.roots import (
-    CONVENTIONAL_FILES,
     CONVENTIONAL_MARKERS,
-    CONVENTIONAL_PINS,
     DEFAULT_ROOT_NAMES,
     ENV_ROOT,
     Root,
     RootKind,
     Wanted,
+    conventional_files,
     find_agents_roots,
     has_conventional_files,
     named,
@@ -112,8 +111,7 @@ class Settings:
         names = (*self.names, *[None] * (len(self.agents) - len(self.names)))
         wanted = [Wanted(RootKind.AGENTS, p, name) for p, name in zip(self.agents, names, strict=True)]
         if self.conventional is not None:
-            project = Wanted(RootKind.AGENTS, self.conventional, include=CONVENTIONAL_FILES, pins=CONVENTIONAL_PINS)
-            wanted.append(project)
+            wanted.append(conventional_files(self.conventional, self.agents))
         wanted += [Wanted(RootKind.DOCS, p) for p in self.docs]
         return resolve(wanted)
 
@@ -164,10 +162,9 @@ def find_roots(args: argparse.Namespace, cwd: Path) -> tuple[list[Path], list[st
         agents, names = [*found, *agents], [*[None] * len(found), *names]
         conventional = folder if has_conventional_files(folder) else None
         if not agents and conventional is None and not any(args.docs):
-            # Named as the message always has: the last marker is Copilot's too, like the one before.
-            markers = ", ".join(CONVENTIONAL_MARKERS[:-2]) + " or " + CONVENTIONAL_MARKERS[-2]
+            markers = ", ".join(CONVENTIONAL_MARKERS[:-1]) + " or " + CONVENTIONAL_MARKERS[-1]
             raise RootNotFound(
-                f"no .AGENTS folder and no {markers} in {folder}: create .AGENTS/, pass --project "
+                f"no .AGENTS folder and no agent files ({markers}) in {folder}: create .AGENTS/, pass --project "
                 "with the project folder, or --root DIR"
             )
     elif args.conventional:

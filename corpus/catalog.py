@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from corpus import frontmatter
+from corpus.conventions import Convention, convention_of
 from corpus.errors import Missing, NotInCorpus
 from corpus.frontmatter import EMPTY, FrontMatter
 from corpus.identity import display_path, file_uri, parse_file_uri
@@ -29,14 +30,15 @@ class CorpusFile(NamedTuple):
     """Display path: `<root label>/<rel>`."""
     uri: str
     pinned: bool
-    """Pinned by name (`--pin`, the root's defaults) or by `alwaysApply: true` front matter."""
+    """Pinned by name (`--pin`, the root's defaults) or because its front matter (or its
+    convention, see `corpus.conventions`) says it applies to every task."""
     text: str
     size: int
     mtime_ns: int
     ctime_ns: int
     digest: str
     meta: FrontMatter = EMPTY
-    """YAML front matter: title, description, tags, globs, alwaysApply."""
+    """YAML front matter: title, description, tags, and when the file applies."""
 
     @property
     def title(self) -> str | None:
@@ -102,7 +104,7 @@ class Corpus:
         return [f for f in self.files.values() if f.root is root]
 
     def corpus_file(self, ref: FileRef, text: FileText) -> CorpusFile:
-        meta = frontmatter.parse(ref.rel, text.text)
+        meta = frontmatter.parse(ref.rel, text.text, _convention(ref))
         agents = ref.root.kind is RootKind.AGENTS
         pinned = agents and (ref.rel in self.pins_of(ref.root) or meta.always_apply)
         return CorpusFile(
@@ -118,6 +120,17 @@ class Corpus:
             digest=text.digest,
             meta=meta,
         )
+
+
+def _convention(ref: FileRef) -> Convention | None:
+    """The convention of a file of the conventional root; in an `.agents` folder, skills
+    (`.agents/skills/<name>/SKILL.md`), the one convention that lives there."""
+    if ref.root.include:
+        return convention_of(ref.rel)
+    if ref.root.kind is RootKind.AGENTS and ref.root.path.name.casefold() == ".agents":
+        found = convention_of(f".agents/{ref.rel}")
+        return found if found is not None and found.key == "skill" else None
+    return None
 
 
 def load(roots: Sequence[Root], pins: PinSet | None = None, max_bytes: int = DEFAULT_MAX_BYTES) -> Corpus:

@@ -4,7 +4,9 @@ section chunker in `retrieval`; nothing here parses more than that."""
 
 from __future__ import annotations
 
-MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx", ".mdc")
+MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx", ".mdc", ".windsurfrules", ".clinerules")
+"""By the end of the name: the last two are the one-file rules of Windsurf and Cline, markdown
+without an extension."""
 
 
 def is_markdown(name: str) -> bool:

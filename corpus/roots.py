@@ -7,12 +7,14 @@ and if the folder is later replaced by a link elsewhere, the server keeps meanin
 from __future__ import annotations
 
 import os
+import re
 import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path, PurePosixPath
 
+from corpus.conventions import MARKERS, PATTERNS
 from corpus.errors import RootNotFound
 from corpus.names import printable
 
@@ -27,25 +29,21 @@ class RootKind(str, Enum):
     """A `--docs` root: windows for `search_docs` only."""
 
 
-CONVENTIONAL_FILES: tuple[str, ...] = (
-    "AGENTS.md",
-    "CLAUDE.md",
-    "**/.cursor/rules/**/*.mdc",
-    ".github/copilot-instructions.md",
-    ".github/instructions/**/*.md",
-)
-"""The files agents already read, in gitignore syntax (`AGENTS.md` at any depth)."""
+CONVENTIONAL_FILES: tuple[str, ...] = PATTERNS
+"""The files agents already read, in gitignore syntax (`AGENTS.md` at any depth; see `corpus.conventions`)."""
 
-CONVENTIONAL_PINS: tuple[str, ...] = ("AGENTS.md",)
+CONVENTIONAL_PINS: tuple[str, ...] = ("AGENTS.md", "GEMINI.md")
 
-CONVENTIONAL_MARKERS: tuple[str, ...] = (
-    "AGENTS.md",
-    "CLAUDE.md",
-    ".cursor/rules",
-    ".github/copilot-instructions.md",
-    ".github/instructions",
-)
+CONVENTIONAL_MARKERS: tuple[str, ...] = MARKERS
 """What shows a project folder has conventional agent files, checked at its top."""
+
+
+_GLOB_CHARS = re.compile(r"[*?\[\]\\]")
+"""Characters a folder's name can hold that mean something in gitignore syntax."""
+
+
+def _escaped(rel: str) -> str:
+    return _GLOB_CHARS.sub(lambda m: "\\" + m.group(0), rel)
 
 
 def has_conventional_files(folder: Path) -> bool:
@@ -144,9 +142,21 @@ def make_roots(agents: Sequence[Path], docs: Sequence[Path] = (), conventional: 
     (see `resolve`)."""
     wanted = [Wanted(RootKind.AGENTS, p) for p in agents]
     if conventional is not None:
-        wanted.append(Wanted(RootKind.AGENTS, conventional, include=CONVENTIONAL_FILES, pins=CONVENTIONAL_PINS))
+        wanted.append(conventional_files(conventional, agents))
     wanted += [Wanted(RootKind.DOCS, p) for p in docs]
     return resolve(wanted)
+
+
+def conventional_files(project: Path, agents: Sequence[Path] = ()) -> Wanted:
+    """The project's conventional agent files, as a root to resolve. The `.AGENTS` folders inside
+    it are left out: they are roots of their own (a project's `.agents/skills/` is served once)."""
+    try:
+        real = project.resolve()
+        inside = [a.resolve().relative_to(real).as_posix() for a in agents if a.resolve().is_relative_to(real)]
+    except (OSError, RuntimeError):
+        inside = []
+    left_out = tuple(f"!/{_escaped(rel)}/**" for rel in inside if rel != ".")
+    return Wanted(RootKind.AGENTS, project, include=CONVENTIONAL_FILES + left_out, pins=CONVENTIONAL_PINS)
 
 
 def resolve(wanted: Sequence[Wanted]) -> list[Root]:

@@ -374,11 +374,14 @@ class _Walker:
 def _name_filter(patterns: tuple[str, ...]) -> re.Pattern[str] | None:
     """A test on a file's name alone that every file matching `patterns` passes (looser than the
     patterns, never stricter), so most files of a project are dropped without a stat; None when
-    the patterns allow no such test (a pattern for a whole folder, a negation)."""
+    the patterns allow no such test (a pattern for a whole folder). A negation only leaves files
+    out, so it is not needed for the test."""
     names: list[str] = []
     for pattern in patterns:
+        if pattern.startswith("!"):
+            continue
         last = pattern.rsplit("/", 1)[-1]
-        if pattern.startswith("!") or "\\" in pattern or not last or "**" in last:
+        if "\\" in pattern or not last or "**" in last:
             return None
         names.append(fnmatch.translate(last))
     return re.compile("|".join(names), re.IGNORECASE)

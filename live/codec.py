@@ -27,7 +27,7 @@ from corpus.roots import Root
 from retrieval.chunks.units import Unit
 from retrieval.engine.index import Packed
 
-FORMAT = 9
+FORMAT = 10
 """Bump when the layout below, or what a unit or a posting means, changes."""
 
 
@@ -79,7 +79,19 @@ def _table(arrays: Mapping[str, npt.NDArray[Any]]) -> list[str]:
 def _meta(meta: FrontMatter) -> str | None:
     if meta == FrontMatter():
         return None
-    return json.dumps([meta.title, meta.description, list(meta.tags), list(meta.globs), meta.always_apply])
+    return json.dumps(
+        [
+            meta.title,
+            meta.description,
+            list(meta.tags),
+            list(meta.globs),
+            meta.always_apply,
+            meta.convention,
+            meta.glob_key,
+            meta.search_only,
+            meta.problem,
+        ]
+    )
 
 
 def arrays(
@@ -197,8 +209,18 @@ def restore(root: Root, key: str, a: Mapping[str, npt.NDArray[Any]]) -> Restored
 
 
 def _front_matter(raw: str) -> FrontMatter:
-    title, description, tags, globs, always = json.loads(raw)
-    return FrontMatter(title, description, tuple(tags), tuple(globs), bool(always))
+    title, description, tags, globs, always, convention, key, search_only, problem = json.loads(raw)
+    return FrontMatter(
+        title,
+        description,
+        tuple(tags),
+        tuple(globs),
+        bool(always),
+        convention=str(convention),
+        glob_key=str(key),
+        search_only=bool(search_only),
+        problem=problem,
+    )
 
 
 def _packed(

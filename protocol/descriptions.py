@@ -69,11 +69,12 @@ rules and conventions; use search_docs for longer explanations and reference doc
 k=3 to 5 or detail="snippets", and synthesise rather than search again. A miss says "(no results)" \
 and lists the nearest files. The last line is a status line [agents-context ...].{no_docs}""",
         context_for_path="""\
-Get the rules that apply to one source file before you edit it, most specific first: sections of \
-files whose front matter globs (Cursor's key), applyTo (Copilot's) or applies_to (this server's) \
-match it, AGENTS.md files in its folders, the rules of a monorepo package that contains it, and \
-sections whose headings or file names name its folders. Each block says why it applies \
-(applies="globs: src/api/**"). One call replaces several searches.""",
+Get the rules that apply to one source file before you edit it, most specific first: rules whose \
+own paths match it (Claude Code's and Cline's paths, Cursor's and Windsurf's globs, Copilot's \
+applyTo, Kiro's fileMatchPattern, or applies_to, this server's own key), AGENTS.md, CLAUDE.md and \
+GEMINI.md files in its folders, the rules of a monorepo package that contains it, and sections \
+whose headings or file names name its folders. Each block says which rule and why \
+(applies="claude paths: src/api/**"). One call replaces several searches.""",
         read_context=f"""\
 Read a file, one section of it or a range of its lines: exactly the text on disk now. path is a \
 display path from an answer ({label}/security.md), a URI ({example}#secrets for one section) or a \

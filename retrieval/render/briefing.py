@@ -14,6 +14,7 @@ from functools import lru_cache
 from pathlib import PurePath
 
 from corpus.catalog import Corpus, CorpusFile
+from corpus.conventions import CONVENTIONS
 from corpus.markdown import is_markdown
 from corpus.roots import RootKind
 from retrieval.chunks.sections import INTRO, SectionSpan, sections
@@ -50,9 +51,10 @@ def on_demand(corpus: Corpus) -> list[CorpusFile]:
 
 
 def pinned(corpus: Corpus) -> list[CorpusFile]:
-    """The pinned files in pin order (overview before conventions by default)."""
+    """The pinned files in pin order (overview before conventions by default; a project's
+    `AGENTS.md` before the rules its other agents' folders pin), then by path."""
     files = [f for f in corpus.files.values() if f.pinned]
-    return sorted(files, key=lambda f: (corpus.pins.rank(f.rel), f.rel))
+    return sorted(files, key=lambda f: (corpus.pins_of(f.root).rank(f.rel), f.rel))
 
 
 # --- the manifest ---------------------------------------------------------------------------
@@ -84,7 +86,7 @@ def manifest(
             lines.append(f"- ... and {len(files) - shown} more files (agents-context://outline lists them all)")
             break
         found = [inline(h) for h in headings(f, library)] if detail < 2 else []
-        about = f" ({inline(f.meta.description)})" if f.meta.description and detail < 2 else ""
+        about = f" ({inline(_about(f))})" if (f.meta.description or _skill(f)) and detail < 2 else ""
         path = inline(f.path)
         if detail == 0 and found:
             lines.append(f"- {path}{about}: {'; '.join(found)}")
@@ -147,7 +149,7 @@ def pinned_context(
 
 # --- instructions ---------------------------------------------------------------------------
 
-CONVENTIONAL = "agent instruction files (AGENTS.md, CLAUDE.md, Cursor rules, Copilot instructions)"
+CONVENTIONAL = "agent instruction files"
 _NAMED = 6
 """Pinned files and docs roots named in a sentence, the rest counted."""
 
@@ -156,7 +158,8 @@ def served(corpus: Corpus) -> str:
     """What the server serves, as the instructions and the tool descriptions name it: the folder
     as it is on disk (`this project's .agents/ folder`; its label, the first part of every display
     path, is its name unless `--root NAME=DIR` named it), several folders with their labels, the
-    project's conventional agent files (`--conventional`), or both."""
+    project's conventional agent files (`--conventional`, named by the conventions it holds:
+    `AGENTS.md, Cursor rules and Kiro steering`), or both."""
     roots = [r for r in corpus.agents_roots if not r.include]
     parts: list[str] = []
     if len(roots) == 1:
@@ -166,7 +169,9 @@ def served(corpus: Corpus) -> str:
         parts.append(f"this project's {names} folders ({listing([inline(r.label) for r in roots])})")
     if any(r.include for r in corpus.agents_roots):
         owner = "its" if parts else "this project's"
-        parts.append(f"{owner} {CONVENTIONAL}")
+        present = {f.meta.convention for f in corpus.files.values() if f.root.include}
+        kinds = list(dict.fromkeys(c.name for c in CONVENTIONS if c.key in present))
+        parts.append(f"{owner} {CONVENTIONAL} ({listing(kinds, len(kinds))})" if kinds else f"{owner} {CONVENTIONAL}")
     return " and ".join(parts) or "this project's agent folder"
 
 
@@ -208,6 +213,18 @@ def docs_roots(corpus: Corpus, indexing: Collection[str] = ()) -> list[str]:
         else f"{inline(r.label)} ({files[r.label]} file{'' if files[r.label] == 1 else 's'}, {size(sizes[r.label])})"
         for r in docs
     ]
+
+
+def _skill(f: CorpusFile) -> bool:
+    return f.meta.convention == "skill" and f.rel.rsplit("/", 1)[-1] == "SKILL.md"
+
+
+def _about(f: CorpusFile) -> str:
+    """What the manifest says of a file: its description; a skill's name with it (`skill pdf: ...`)."""
+    if _skill(f):
+        name = f.meta.title or f.rel.rsplit("/", 2)[-2]
+        return f"skill {name}: {f.meta.description}" if f.meta.description else f"skill {name}"
+    return f.meta.description or ""
 
 
 def _count(f: CorpusFile, library: Library | None) -> int:

@@ -1,17 +1,20 @@
 """Path-scoped rules: which sections apply to a source file (`context_for_path`).
 
 For `src/api/auth.py`, most specific first:
-1. files whose front matter `globs` / `applyTo` / `applies_to` match it (Cursor's and Copilot's
-   conventions), the glob with the most literal characters first;
-2. `AGENTS.md` and `CLAUDE.md` files in its folders (the conventional root) and the pinned files of
-   a monorepo package's `.AGENTS` that contains it, nearest folder first;
+1. files whose front matter paths match it (Cursor's `globs`, Copilot's `applyTo`, Claude Code's
+   and Cline's `paths`, Windsurf's and Devin's `globs`, Kiro's `fileMatchPattern`; see
+   `corpus.conventions`), the glob with the most literal characters first;
+2. `AGENTS.md`, `CLAUDE.md` and `GEMINI.md` files in its folders (the conventional root) and the
+   pinned files of a monorepo package's `.AGENTS` that contains it, nearest folder first;
 3. sections whose own heading, or files whose path, name one of its folders (or its own name),
    the deepest folder first.
 
 Globs and a file's place are evidence; a name is weaker, so it counts only when it means
-something. A file with globs applies through them alone (a `**/*.tsx` rule never reaches
-`tests/test_x.py`, whatever its headings say), and a nested `AGENTS.md` or `CLAUDE.md` through its
-folder alone. A heading counts only through the section's own heading, never the headings above
+something. A rule whose own condition is not a path (Windsurf's `manual` and `model_decision`,
+Kiro's `manual` and `auto`, a skill) is never returned: only searching reaches it. A file with
+globs applies through them alone (a `**/*.tsx` rule never reaches
+`tests/test_x.py`, whatever its headings say), and a nested `AGENTS.md`, `CLAUDE.md` or
+`GEMINI.md` through its folder alone. A heading counts only through the section's own heading, never the headings above
 it, and never the file's title (`VS Code Copilot Instructions`, over every section, does not make
 the file apply to `src/vs/`); and only when it writes a path of the file from the top (`src/api`,
 `src/`) or, as a whole word, a name that is `specific`: three characters or more, not hidden, not
@@ -26,18 +29,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from corpus.catalog import Corpus
-from corpus.ignore import spec
+from corpus.catalog import Corpus, CorpusFile
+from corpus.conventions import FOLDER_FILES, matches
 from retrieval.chunks.sections import INTRO
 from retrieval.chunks.units import Unit, sections_of
 from retrieval.search.answer import Answer
 from retrieval.search.policy import pinned_among, with_links
 from retrieval.search.retriever import RetrievedDocument
 
-_WILDCARDS = set("*?[]!")
+_WILDCARDS = set("*?[]!{},")
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
-FOLDER_FILES = frozenset({"AGENTS.md", "CLAUDE.md"})
-"""Files whose folder is their scope: below the project's top they apply to what that folder holds."""
 MIN_NAME = 3
 """The fewest characters a folder or file name needs to be evidence when a heading says it."""
 GENERIC_NAMES = frozenset(
@@ -56,8 +57,8 @@ GENERIC_NAMES = frozenset(
 )  # fmt: skip
 """Folder and file names too common to tie a section to a file by its heading or its name."""
 MISS = (
-    "no context applies to: {path} (add globs: front matter to a rule, an AGENTS.md in its folder, "
-    "or a heading that names its folder)"
+    "no context applies to: {path} (give a rule the paths it is for in its front matter: globs:, "
+    "paths:, applyTo:; or add an AGENTS.md in its folder, or a heading that names its folder)"
 )
 
 
@@ -92,13 +93,15 @@ def applicable(corpus: Corpus, where: Mapping[str, str]) -> list[Applicable]:
         parts = rel.split("/")
         names = _names(parts)
         for f in (f for f in corpus.files.values() if f.root is root):
+            if f.meta.search_only:  # its own condition is not a path (a description, or by hand)
+                continue
             units = sections_of(f)
             if f.meta.globs:  # the front matter says where the file applies, and nothing else does
                 for glob in f.meta.globs:
-                    if spec([glob]).match_file(rel):
+                    if matches(glob, rel):
                         literal = sum(c not in _WILDCARDS for c in glob)
                         for u in units:
-                            offer(Applicable(u, f"globs: {glob}", 3, literal))
+                            offer(Applicable(u, f"{condition(f)}: {glob}", 3, literal))
                 continue
             if several and f.pinned and not root.include:
                 for u in units:
@@ -129,6 +132,13 @@ def applicable(corpus: Corpus, where: Mapping[str, str]) -> list[Applicable]:
                     elif name.word is not None and name.word.search(own):
                         offer(Applicable(u, f"heading names {name.name}", 1, name.depth + 0.25))
     return sorted(found.values(), key=lambda a: a.order)
+
+
+def condition(f: CorpusFile) -> str:
+    """Which convention's condition a file's globs are: `claude paths`, `cursor globs`, `copilot
+    applyTo`; `globs` in an `.AGENTS` folder."""
+    key = f.meta.glob_key or "globs"
+    return f"{f.meta.convention} {key}" if f.meta.convention else key
 
 
 def specific(name: str) -> bool:

@@ -66,8 +66,9 @@ def test_a_project_with_nothing_to_serve_says_what_it_looked_for(tmp_path: Path)
     done = cli("status", "--project", str(empty), cwd=tmp_path)
     assert done.returncode == 2
     assert (
-        f"no .AGENTS folder and no AGENTS.md, CLAUDE.md, .cursor/rules or .github/copilot-instructions.md in {empty}"
-        in (done.stderr)
+        f"no .AGENTS folder and no agent files (AGENTS.md, CLAUDE.md, GEMINI.md, .claude/rules, .claude/skills, "
+        f".cursor/rules, .github/copilot-instructions.md, .github/instructions, .windsurf/rules, .windsurfrules, "
+        f".devin/rules, .clinerules or .kiro/steering) in {empty}" in (done.stderr)
     )
     assert "Traceback" not in done.stderr
 

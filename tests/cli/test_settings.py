@@ -49,7 +49,9 @@ def test_without_agents_folder_the_conventional_files_are_served(tmp_path: Path)
 
 
 def test_no_agents_folder_and_no_agent_files_is_a_clear_error(tmp_path: Path) -> None:
-    with pytest.raises(RootNotFound, match=r"no \.AGENTS folder and no AGENTS\.md"):
+    with pytest.raises(
+        RootNotFound, match=r"no \.AGENTS folder and no agent files \(AGENTS\.md, CLAUDE\.md, GEMINI\.md"
+    ):
         parse([], cwd=tmp_path)
 
 

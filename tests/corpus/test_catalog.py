@@ -140,7 +140,7 @@ def test_the_conventional_root_pins_agents_md_unless_pins_are_given(tmp_path: Pa
     roots = make_roots([], conventional=project)
 
     corpus = load(roots)
-    assert list(corpus.pins_of(roots[0])) == ["agents.md"]
+    assert list(corpus.pins_of(roots[0])) == ["agents.md", "gemini.md"]
     assert {f.rel for f in corpus.files.values() if f.pinned} == {"AGENTS.md"}
 
     pinned = load(roots, PinSet(["CLAUDE.md"]))

@@ -37,7 +37,7 @@ async def test_cursor_rules_as_cursor_writes_them_keep_their_front_matter(tmp_pa
     assert '<context path="web/.cursor/rules/react.mdc">' not in pinned
     assert "(React component conventions)" in pinned  # its description reaches the manifest
     assert button["hits"][0]["path"] == "web/.cursor/rules/react.mdc"
-    assert button["hits"][0]["applies"] == "globs: src/components/**"
+    assert button["hits"][0]["applies"] == "cursor globs: src/components/**"
     assert all(h["path"] != "web/.cursor/rules/react.mdc" for h in script["hits"])
 
 
@@ -49,7 +49,7 @@ async def test_copilot_apply_to_scopes_its_instructions(tmp_path: Path) -> None:
         _, _, migration = await call(client, "context_for_path", path="db/migrations/0042_users.sql")
         pinned = text_of(await client.call_tool("pinned_context", {}))
     applies = {h["path"]: h["applies"] for h in ts["hits"]}
-    assert applies["web/.github/instructions/typescript.instructions.md"] == "globs: **/*.ts"
+    assert applies["web/.github/instructions/typescript.instructions.md"] == "copilot applyTo: **/*.ts"
     assert "web/.github/instructions/migrations.instructions.md" not in applies
     assert [h["path"] for h in migration["hits"]][:1] == ["web/.github/instructions/migrations.instructions.md"]
     assert "(Writing migrations)" in pinned

@@ -87,7 +87,7 @@ def test_front_matter_comes_back_whole(live: LiveIndex) -> None:
     restored = {f.rel: f for f in restore(root, "k", arrays(root, "k", files, sections, windows)).files}
     deploy = restored["notes/deploy.md"]
     assert deploy.meta == FrontMatter(
-        "Deploy notes", "How we ship", ("release", "ops"), ("src/**/*.py", "deploy/*"), False
+        "Deploy notes", "How we ship", ("release", "ops"), ("src/**/*.py", "deploy/*"), False, glob_key="globs"
     )
     assert deploy.title == "Deploy notes" and not deploy.pinned
     always = restored["rules/always.md"]

@@ -95,7 +95,8 @@ async def test_the_tool_descriptions_name_what_is_served(server: AgentsServer) -
     assert 'pinned="true" when from a pinned file: .agents/rules.md' in search
     assert "not searched here" not in search
     assert f"and the documentation roots {DOCS_NAMED} in passages" in tools["search_docs"]
-    assert "applies_to (this server's)" in tools["context_for_path"]
+    assert "or applies_to, this server's own key" in tools["context_for_path"]
+    assert "Claude Code's and Cline's paths" in tools["context_for_path"]
     assert "Cursor's globs/applies_to" not in tools["context_for_path"]
     assert "(.agents/security.md)" in tools["read_context"]
     assert tools["pinned_context"].startswith("Return the pinned files (.agents/rules.md:")

@@ -66,7 +66,7 @@ async def test_the_instructions_name_what_is_served(tmp_path: Path) -> None:
     async with Client(serve(*parse(["--conventional"], cwd=repo))) as client:
         both = client.instructions or ""
     assert conventional.startswith(
-        "agents-context serves this project's agent instruction files (AGENTS.md, CLAUDE.md, Cursor rules, "
+        "agents-context serves this project's agent instruction files (AGENTS.md, Cursor rules and "
         "Copilot instructions): what the team wants coding agents to know."
     )
     assert ".AGENTS/" not in conventional.split("\n")[0]

@@ -31,12 +31,12 @@ def test_context_for_path_orders_globs_then_nested_agents_then_names(tmp_path: P
     corpus = load(make_roots([], conventional=repo))
     found = applying(corpus, "src/api/auth.py", repo)
     order = [(a.unit.path, a.reason) for a in found]
-    assert order[0] == ("shop/.cursor/rules/api.mdc", "globs: src/api/**/*.py")
+    assert order[0] == ("shop/.cursor/rules/api.mdc", "cursor globs: src/api/**/*.py")
     assert order[1] == ("shop/src/api/AGENTS.md", "AGENTS.md in src/api/")
     assert order[2:4] == [("shop/.cursor/rules/auth.mdc", "file path names auth")] * 2  # its name is the file's
     assert all(not a.unit.path.endswith("style.mdc") for a in found)  # pinned: already in context
     tests = applying(corpus, "tests/test_x.py", repo)
-    assert [a.reason for a in tests][:1] == ["globs: tests/**"]
+    assert [a.reason for a in tests][:1] == ["copilot applies_to: tests/**"]
 
 
 def test_nested_agents_md_files_apply_nearest_folder_first(tmp_path: Path) -> None:
@@ -69,6 +69,6 @@ async def test_context_for_path_tool_says_why_each_section_applies(tmp_path: Pat
         _, _, none = await call(client, "context_for_path", path="scripts/build.sh")
     assert status["method"] == "applies"
     assert body.startswith('<context path="shop/.cursor/rules/api.mdc" section="API rules" score=')
-    assert 'applies="globs: src/api/**/*.py"' in body.split("\n")[0]
-    assert result["hits"][0]["applies"] == "globs: src/api/**/*.py"
+    assert 'applies="cursor globs: src/api/**/*.py"' in body.split("\n")[0]
+    assert result["hits"][0]["applies"] == "cursor globs: src/api/**/*.py"
     assert none["hits"] == [] and none["method"] == "applies"

@@ -85,12 +85,12 @@ async def test_a_title_over_every_section_no_longer_makes_them_all_apply(tmp_pat
         _, _, css = await call(client, "context_for_path", path="src/vs/base/browser/ui/list.css")
     core = (".github/copilot-instructions.md", "Core Architecture (`src/` folder)", "heading names src/")
     assert titled(editor["hits"]) == [
-        (".github/instructions/observables.instructions.md", "Observables", "globs: src/vs/**/*.ts"),
+        (".github/instructions/observables.instructions.md", "Observables", "copilot applyTo: src/vs/**/*.ts"),
         core,  # the one section whose own heading names a folder of the file, `src/`
     ]
     assert titled(notebook["hits"]) == [  # the glob with more literal characters first
-        (".github/instructions/observables.instructions.md", "Observables", "globs: src/vs/**/*.ts"),
-        (".github/instructions/notebook.instructions.md", "Notebook", "globs: **/notebook/**"),
+        (".github/instructions/observables.instructions.md", "Observables", "copilot applyTo: src/vs/**/*.ts"),
+        (".github/instructions/notebook.instructions.md", "Notebook", "copilot applyTo: **/notebook/**"),
         core,
     ]
     assert titled(git["hits"]) == [
@@ -107,16 +107,16 @@ async def test_a_rule_whose_globs_miss_the_file_never_applies(tmp_path: Path) ->
         _, _, test = await call(client, "context_for_path", path="tests/test_orders.py")
         _, _, button = await call(client, "context_for_path", path="src/web/components/Button.tsx")
         _, _, route = await call(client, "context_for_path", path="src/api/orders.py")
-    assert titled(test["hits"]) == [(".cursor/rules/python-tests.mdc", "Pytest", "globs: tests/**/*.py")]
+    assert titled(test["hits"]) == [(".cursor/rules/python-tests.mdc", "Pytest", "cursor globs: tests/**/*.py")]
     assert titled(button["hits"]) == [
-        (".cursor/rules/react.mdc", "React and tests", "globs: **/*.tsx"),
-        (".cursor/rules/react.mdc", "Hooks", "globs: **/*.tsx"),
-        (".cursor/rules/react.mdc", "Tests", "globs: **/*.tsx"),
+        (".cursor/rules/react.mdc", "React and tests", "cursor globs: **/*.tsx"),
+        (".cursor/rules/react.mdc", "Hooks", "cursor globs: **/*.tsx"),
+        (".cursor/rules/react.mdc", "Tests", "cursor globs: **/*.tsx"),
         ("src/web/CLAUDE.md", "Web package", "CLAUDE.md in src/web/"),
         ("src/web/CLAUDE.md", "Tests and api calls", "CLAUDE.md in src/web/"),
     ]
     assert titled(route["hits"]) == [
-        (".cursor/rules/api.mdc", "API", "globs: src/api/**"),
+        (".cursor/rules/api.mdc", "API", "cursor globs: src/api/**"),
         ("src/api/AGENTS.md", "API folder", "AGENTS.md in src/api/"),
         ("CLAUDE.md", "The api", "heading names api"),
     ]  # not src/web/CLAUDE.md, whose heading says "api": its folder is its scope
