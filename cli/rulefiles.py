@@ -8,14 +8,16 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from cli.findings import Finding, warn
+from cli.findings import Finding, note, warn
 from corpus.catalog import Corpus, CorpusFile
 from corpus.conventions import matches
 from corpus.markdown import front_matter_end, split_lines
-from corpus.roots import RootKind, project_of
+from corpus.roots import RootKind, project_markers, project_of
 from corpus.rules import is_ignored_dir
 from retrieval.render import briefing
 
+MIN_DUPLICATE_WORDS = 8
+"""Fewer words than this are not a rule worth reporting twice (a title, a one-line pointer)."""
 MAX_PROJECT_FILES = 200_000
 """A project with more files than this is not walked to check its rules' globs."""
 
@@ -49,28 +51,42 @@ def _served(f: CorpusFile) -> str:
 
 
 def never_apply(corpus: Corpus) -> list[Finding]:
-    """Rules whose globs match no file of their project: they can never apply."""
+    """Rules whose globs match no file of their project: they can never apply. Only where the
+    project is known: the conventional root's folder, or an `.AGENTS` folder's parent that is a
+    project (`.git`, `pyproject.toml`, ...); each project is walked once."""
     out: list[Finding] = []
+    walked: dict[Path, list[str] | None] = {}
     for root in corpus.agents_roots:
         scoped = [f for f in corpus.in_root(root) if f.meta.globs and not f.pinned]
-        if not scoped:
+        project = project_of(root)
+        if not scoped or not (root.include or project_markers(project)):
             continue
-        files = project_files(project_of(root))
+        if project not in walked:
+            walked[project] = project_files(project)
+        files = walked[project]
         if files is None:
             continue
-        out.extend(
-            warn(
-                f,
-                "never-applies",
-                f"{f.meta.glob_key or 'globs'}: {glob} matches no file in {project_of(root)}, "
-                "so this rule never applies through it",
-                "write the glob from the project's top (src/api/**), or drop it",
-            )
-            for f in scoped
-            for glob in f.meta.globs
-            if not any(matches(glob, rel) for rel in files)
-        )
+        for f in scoped:
+            for glob in f.meta.globs:
+                if not any(matches(glob, rel) for rel in files):
+                    line = _line_of(f, glob)
+                    out.append(
+                        warn(
+                            f,
+                            "never-applies",
+                            f"{f.meta.glob_key or 'globs'}: {glob} matches no file in {project}, "
+                            "so this rule never applies through it",
+                            "write the glob from the project's top (src/api/**), or drop it",
+                            (line, line) if line else None,
+                        )
+                    )
     return out
+
+
+def _line_of(f: CorpusFile, text: str) -> int | None:
+    """The line of the front matter that holds `text`."""
+    lines = split_lines(f.text)
+    return next((i + 1 for i, line in enumerate(lines[: front_matter_end(lines)]) if text in line), None)
 
 
 def project_files(project: Path) -> list[str] | None:
@@ -89,7 +105,8 @@ def project_files(project: Path) -> list[str] | None:
 
 def duplicates(corpus: Corpus) -> list[Finding]:
     """The same text (front matter aside) kept for two agents: whoever reads both reads it
-    twice, and an edit to one leaves the other behind. A link to the same file is fine."""
+    twice, and an edit to one leaves the other behind. A link to the same file is fine, and so
+    are files that only import another (`@AGENTS.md`) or say a few words."""
     seen: dict[str, CorpusFile] = {}
     out = []
     for f in sorted(corpus.files.values(), key=lambda f: f.path):
@@ -97,7 +114,8 @@ def duplicates(corpus: Corpus) -> list[Finding]:
             continue
         lines = split_lines(f.text)
         body = "\n".join(lines[front_matter_end(lines) :]).strip()
-        if not body:
+        said = [line for line in body.split("\n") if line.strip() and not line.lstrip().startswith("@")]
+        if len(" ".join(said).split()) < MIN_DUPLICATE_WORDS:
             continue
         digest = hashlib.sha256(body.encode()).hexdigest()
         first = seen.setdefault(digest, f)
@@ -117,8 +135,11 @@ def duplicates(corpus: Corpus) -> list[Finding]:
 
 
 def _owner(f: CorpusFile) -> str:
-    """Whose file it is: its convention (`claude`, `cursor`, ...) or the `.AGENTS` folder's label."""
-    return f.meta.convention or f"{f.root.label}/"
+    """Whose file it is: its convention (`claude`, `cursor`, ...; a skill by the folder that holds
+    it), or an `.AGENTS` folder (two monorepo packages may share a rule)."""
+    if f.meta.convention == "skill":
+        return "skill in .agents" if not f.root.include or f.rel.startswith(".agents/") else "skill in .claude"
+    return f.meta.convention or ".AGENTS folder"
 
 
 def _same_file(a: CorpusFile, b: CorpusFile) -> bool:
@@ -136,7 +157,7 @@ def always_on(corpus: Corpus, instructions_budget: int) -> list[Finding]:
     if chars <= instructions_budget:
         return []
     return [
-        warn(
+        note(
             "(always-on rules)",
             "always-on-budget",
             f"the {len(pinned)} always-on files ({briefing.pinned_names(corpus)}) hold {chars} characters, "

@@ -127,8 +127,10 @@ def _convention(ref: FileRef) -> Convention | None:
     (`.agents/skills/<name>/SKILL.md`), the one convention that lives there."""
     if ref.root.include:
         return convention_of(ref.rel)
-    if ref.root.kind is RootKind.AGENTS and ref.root.path.name.casefold() == ".agents":
-        found = convention_of(f".agents/{ref.rel}")
+    parts = ref.rel.split("/")
+    skill = len(parts) >= 3 and parts[0] == "skills" and (parts[2] == "references" or parts[2:] == ["SKILL.md"])
+    if skill and ref.root.kind is RootKind.AGENTS and ref.root.path.name.casefold() == ".agents":
+        found = convention_of(f".agents/{ref.rel}")  # only now: a plain `.AGENTS` file needs no pathspec
         return found if found is not None and found.key == "skill" else None
     return None
 

@@ -54,6 +54,8 @@ class Convention:
     """Without `mode_key`, globs make the file path-scoped (as Devin's tools infer it)."""
     lists_only: bool = False
     """The tool reads its globs only as a YAML list (a string is served as written, with a note)."""
+    always_key: bool = False
+    """`alwaysApply: true` pins a file (Cursor's key; also read in the files with no keys of their own)."""
 
 
 GLOB_KEYS = ("globs", "applyTo", "applies_to")
@@ -67,23 +69,6 @@ _WINDSURF_MODES = {
 _KIRO_MODES = {"always": Mode.ALWAYS, "fileMatch": Mode.PATHS, "manual": Mode.SEARCH_ONLY, "auto": Mode.SEARCH_ONLY}
 
 CONVENTIONS: tuple[Convention, ...] = (
-    Convention("AGENTS.md", "AGENTS.md", ("AGENTS.md",), "https://agents.md", Mode.ON_DEMAND, GLOB_KEYS),
-    Convention(
-        "CLAUDE.md",
-        "CLAUDE.md",
-        ("CLAUDE.md",),
-        "https://code.claude.com/docs/en/memory",
-        Mode.ON_DEMAND,
-        GLOB_KEYS,
-    ),
-    Convention(
-        "GEMINI.md",
-        "GEMINI.md",
-        ("GEMINI.md",),
-        "https://geminicli.com/docs/cli/gemini-md",
-        Mode.ON_DEMAND,
-        GLOB_KEYS,
-    ),
     Convention(
         "claude",
         "Claude Code rules",
@@ -108,6 +93,7 @@ CONVENTIONS: tuple[Convention, ...] = (
         "https://cursor.com/docs/context/rules",
         Mode.ON_DEMAND,
         glob_keys=GLOB_KEYS,
+        always_key=True,
     ),
     Convention(
         "copilot",
@@ -116,6 +102,7 @@ CONVENTIONS: tuple[Convention, ...] = (
         "https://docs.github.com/en/copilot/customizing-copilot/adding-repository-custom-instructions-for-github-copilot",
         Mode.ON_DEMAND,
         glob_keys=("applyTo", "globs", "applies_to"),
+        always_key=True,
     ),
     Convention(
         "windsurf",
@@ -165,11 +152,36 @@ CONVENTIONS: tuple[Convention, ...] = (
         mode_key="inclusion",
         modes=_KIRO_MODES,
     ),
+    Convention(
+        "AGENTS.md", "AGENTS.md", ("AGENTS.md",), "https://agents.md", Mode.ON_DEMAND, GLOB_KEYS, always_key=True
+    ),
+    Convention(
+        "CLAUDE.md",
+        "CLAUDE.md",
+        ("CLAUDE.md",),
+        "https://code.claude.com/docs/en/memory",
+        Mode.ON_DEMAND,
+        GLOB_KEYS,
+        always_key=True,
+    ),
+    Convention(
+        "GEMINI.md",
+        "GEMINI.md",
+        ("GEMINI.md",),
+        "https://geminicli.com/docs/cli/gemini-md",
+        Mode.ON_DEMAND,
+        GLOB_KEYS,
+        always_key=True,
+    ),
 )
-"""Every convention read, most specific locations first (a file belongs to the first that matches)."""
+"""Every convention read, folders before bare names (a file belongs to the first that matches:
+`.clinerules/AGENTS.md` is a Cline rule)."""
 
 PATTERNS: tuple[str, ...] = tuple(p for c in CONVENTIONS for p in c.patterns)
 """Every convention's files, in gitignore syntax: what the conventional root serves."""
+
+SHOWN: tuple[str, ...] = ("AGENTS.md", "CLAUDE.md", "GEMINI.md", "claude", "skill", "cursor", "copilot")
+"""The order the instructions name the conventions in (the rest follow in `CONVENTIONS` order)."""
 
 FOLDER_FILES = frozenset({"AGENTS.md", "CLAUDE.md", "GEMINI.md"})
 """Files whose folder is their scope: below the project's top they apply to what that folder holds."""
@@ -222,13 +234,17 @@ def applies(
     """How a file of `convention` applies, from its front matter (`data`; `globs`: the patterns
     under each key, already read as lists; `always`: `alwaysApply: true`, which conventions
     without a key of their own for it follow, as Cursor's does)."""
+    invalid = [(key, g) for key in convention.glob_keys for g in globs.get(key, ()) if not valid(g)]
+    globs = {key: tuple(g for g in found if valid(g)) for key, found in globs.items()}
     found = next(((key, globs[key]) for key in convention.glob_keys if globs.get(key)), None)
     bad = next((key for key in convention.glob_keys if key in data and data[key] and not globs.get(key)), None)
     problem = f"{bad}: expected a glob or a list of globs" if bad else None
+    if invalid:
+        problem = f"{invalid[0][0]}: {invalid[0][1]} is not a glob this server can match, so it is left out"
     if found and convention.lists_only and isinstance(data.get(found[0]), str):
         problem = f"{found[0]}: {convention.name} read only a YAML list (as a string, the rule applies to every file)"
     if convention.mode_key is None or convention.modes is None:
-        if always:
+        if always and convention.always_key:
             return Applies(Mode.ALWAYS, problem=problem)
         if found:
             return Applies(Mode.PATHS, found[1], found[0], problem)
@@ -250,27 +266,67 @@ def applies(
     return Applies(mode, problem=problem)
 
 
+MAX_ALTERNATIVES = 64
+"""The most patterns one glob's braces may expand to (`{a,b}{c,d}` is four)."""
+
+
+def valid(glob: str) -> bool:
+    """Whether a glob can be matched: gitignore syntax once its braces are expanded (at most
+    `MAX_ALTERNATIVES` patterns). A rule's invalid glob is dropped, with a problem for doctor."""
+    expanded = expand_braces(glob)
+    if not expanded or len(expanded) > MAX_ALTERNATIVES:
+        return False
+    try:
+        _spec(tuple(expanded))
+    except Exception:  # pathspec's own errors (GitIgnorePatternError) and whatever a pattern raises
+        return False
+    return True
+
+
 def matches(glob: str, rel: str) -> bool:
     """Whether a rule's glob (gitignore syntax, braces expanded) matches a file's path from the
-    project's top."""
-    return any(_spec((one,)).match_file(rel) for one in expand_braces(glob))
+    project's top; a glob that is not `valid` matches nothing."""
+    found = _matcher(glob)
+    return found is not None and found.match_file(rel)
+
+
+@lru_cache(maxsize=1024)
+def _matcher(glob: str) -> GitIgnoreSpec | None:
+    return _spec(tuple(expand_braces(glob))) if valid(glob) else None
 
 
 def expand_braces(glob: str) -> list[str]:
     """`src/**/*.{ts,tsx}` -> `src/**/*.ts`, `src/**/*.tsx` (as Claude Code and Kiro write globs;
-    gitignore syntax has no braces). Nested braces expand too; an unclosed one is literal."""
+    gitignore syntax has no braces). Nested braces expand too; an unclosed one is literal. Past
+    `MAX_ALTERNATIVES` patterns the expansion stops (the glob is then not `valid`)."""
+    done: list[str] = []
+    todo = [glob]
+    while todo and len(done) <= MAX_ALTERNATIVES:
+        current = todo.pop(0)
+        group = _first_group(current)
+        if group is None:
+            done.append(current)
+            continue
+        start, end, parts = group
+        todo[:0] = [current[:start] + part + current[end + 1 :] for part in parts]
+    return done + todo
+
+
+def _first_group(glob: str) -> tuple[int, int, list[str]] | None:
+    """The first closed `{...}` group: where it starts and ends, and its top-level alternatives."""
     start = glob.find("{")
-    depth, parts, begin = 0, [], start + 1
-    for i in range(start, len(glob)) if start >= 0 else ():
-        if glob[i] == "{":
-            depth += 1
-        elif glob[i] == "}":
-            depth -= 1
-            if depth == 0:
+    while start >= 0:
+        depth, begin = 0, start + 1
+        parts: list[str] = []
+        for i in range(start, len(glob)):
+            if glob[i] == "{":
+                depth += 1
+            elif glob[i] == "}":
+                depth -= 1
+                if depth == 0:
+                    return start, i, [*parts, glob[begin:i]]
+            elif glob[i] == "," and depth == 1:
                 parts.append(glob[begin:i])
-                head, tail = glob[:start], glob[i + 1 :]
-                return [x for part in parts for x in expand_braces(head + part + tail)]
-        elif glob[i] == "," and depth == 1:
-            parts.append(glob[begin:i])
-            begin = i + 1
-    return [glob]
+                begin = i + 1
+        start = glob.find("{", start + 1)  # unclosed: look for a later group
+    return None

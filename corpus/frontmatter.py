@@ -16,7 +16,9 @@ it had none (its convention's default), and `problem` says why, with the line, f
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from corpus.conventions import CONVENTIONS, GLOB_KEYS, Convention, Mode, applies
 from corpus.markdown import front_matter_end, is_markdown, split_lines
@@ -49,6 +51,8 @@ _TEXT_KEYS = ("title", "name", "description", "tags", *_ALL_GLOB_KEYS, *_MODE_KE
 _PLAIN = re.compile(rf"^({'|'.join(_TEXT_KEYS)})(\s*:[ \t]+)(?![\s'\"\[{{|>#])(.*?)(\s+#.*)?\s*$")
 """A top-level text key with an unquoted one-line value (not quoted, a flow list, a block), and
 its comment."""
+_ITEM = re.compile(r"^(\s+-[ \t]+)(?![\s'\"\[{|>#&!])(.*?)\s*$")
+"""An indented list item with an unquoted value (`  - **/*.ts`, a glob YAML reads as an alias)."""
 
 
 def parse(name: str, text: str, convention: Convention | None = None) -> FrontMatter:
@@ -97,18 +101,41 @@ def _about(data: dict[object, object]) -> tuple[str | None, str | None, tuple[st
 
 def _load(lines: list[str]) -> tuple[object, str | None]:
     """The YAML's value, and what was wrong with it (None when it parsed)."""
-    import yaml  # only files with front matter need it: loaded on the first (start-up stays light)
-
+    load = _loader()
     try:
-        return yaml.safe_load("\n".join(lines)), None
-    except yaml.YAMLError as exc:
+        return load("\n".join(lines)), None
+    except Exception as exc:  # YAMLError; also ValueError (`2024-02-30`, `!!int x`), RecursionError
         mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 2}" if mark is not None else "front matter"
-        problem = f"{where}: not valid YAML ({getattr(exc, 'problem', None) or 'unreadable'})"
+        where = f"line {mark.line + 2}" if mark is not None else "line 2"
+        reason = getattr(exc, "problem", None) or (str(exc).splitlines() or [type(exc).__name__])[0][:100]
+        problem = f"{where}: not valid YAML ({reason})"
     try:
-        return yaml.safe_load("\n".join(_PLAIN.sub(_quoted, line) for line in lines)), None
-    except yaml.YAMLError:
+        return load("\n".join(_PLAIN.sub(_quoted, _ITEM.sub(_quoted_item, line)) for line in lines)), None
+    except Exception:
         return None, problem
+
+
+@lru_cache(maxsize=1)
+def _loader() -> Callable[[str], object]:
+    """PyYAML's safe loader, but dates stay text (`updated: 2024-02-30` is not an error, and a
+    `description: 2024-01-01` is shown as written). Loaded on first use: start-up stays light."""
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    timestamp = "tag:yaml.org,2002:timestamp"
+    Loader.yaml_implicit_resolvers = {
+        first: [(tag, pattern) for tag, pattern in resolvers if tag != timestamp]
+        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    }
+    return lambda text: yaml.load(text, Loader=Loader)
+
+
+def _quoted_item(match: re.Match[str]) -> str:
+    dash, value = match.group(1, 2)
+    escaped = value.replace("'", "''")
+    return f"{dash}'{escaped}'"
 
 
 def _quoted(match: re.Match[str]) -> str:
@@ -118,7 +145,8 @@ def _quoted(match: re.Match[str]) -> str:
 
 
 def _text(value: object) -> str | None:
-    return " ".join(str(value).split()) if isinstance(value, (str, int, float)) and str(value).strip() else None
+    shown = isinstance(value, (str, int, float)) and str(value).strip()
+    return " ".join(str(value).split()) if shown else None
 
 
 def _items(value: object) -> tuple[str, ...]:

@@ -42,6 +42,18 @@ _GLOB_CHARS = re.compile(r"[*?\[\]\\]")
 """Characters a folder's name can hold that mean something in gitignore syntax."""
 
 
+def _on_disk(path: Path) -> Path:
+    """`path` with its last name spelled as its folder lists it: on a disk that ignores case,
+    `.AGENTS` may be found as `.agents`, and the walk compares names as listed."""
+    try:
+        names = [entry.name for entry in path.parent.iterdir()]
+    except OSError:
+        return path
+    if path.name in names:
+        return path
+    return path.with_name(next((n for n in names if n.casefold() == path.name.casefold()), path.name))
+
+
 def _escaped(rel: str) -> str:
     return _GLOB_CHARS.sub(lambda m: "\\" + m.group(0), rel)
 
@@ -152,7 +164,9 @@ def conventional_files(project: Path, agents: Sequence[Path] = ()) -> Wanted:
     it are left out: they are roots of their own (a project's `.agents/skills/` is served once)."""
     try:
         real = project.resolve()
-        inside = [a.resolve().relative_to(real).as_posix() for a in agents if a.resolve().is_relative_to(real)]
+        inside = [
+            _on_disk(a.resolve()).relative_to(real).as_posix() for a in agents if a.resolve().is_relative_to(real)
+        ]
     except (OSError, RuntimeError):
         inside = []
     left_out = tuple(f"!/{_escaped(rel)}/**" for rel in inside if rel != ".")

@@ -14,7 +14,7 @@ from functools import lru_cache
 from pathlib import PurePath
 
 from corpus.catalog import Corpus, CorpusFile
-from corpus.conventions import CONVENTIONS
+from corpus.conventions import CONVENTIONS, SHOWN
 from corpus.markdown import is_markdown
 from corpus.roots import RootKind
 from retrieval.chunks.sections import INTRO, SectionSpan, sections
@@ -170,7 +170,8 @@ def served(corpus: Corpus) -> str:
     if any(r.include for r in corpus.agents_roots):
         owner = "its" if parts else "this project's"
         present = {f.meta.convention for f in corpus.files.values() if f.root.include}
-        kinds = list(dict.fromkeys(c.name for c in CONVENTIONS if c.key in present))
+        shown = sorted(CONVENTIONS, key=lambda c: SHOWN.index(c.key) if c.key in SHOWN else len(SHOWN))
+        kinds = list(dict.fromkeys(c.name for c in shown if c.key in present))
         parts.append(f"{owner} {CONVENTIONAL} ({listing(kinds, len(kinds))})" if kinds else f"{owner} {CONVENTIONAL}")
     return " and ".join(parts) or "this project's agent folder"
 

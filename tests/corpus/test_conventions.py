@@ -202,3 +202,70 @@ def test_what_a_convention_says_survives_the_cache(tmp_path: Path) -> None:
     assert restored[".kiro/steering/broken.md"].meta.problem is not None
     assert restored[".windsurf/rules/manual.md"].meta.search_only
     assert ".agents/skills/release-notes/SKILL.md" not in restored  # the .agents folder is its own root
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("---\nx: !!int abc\npaths: [src/**]\n---\n", "line 2: not valid YAML (invalid literal for int()"),
+        ("---\npaths: " + "[" * 5000 + "\n---\n", "line 2: not valid YAML ("),
+        ("---\nx: !!python/object:os.system ls\n---\n", "line 2: not valid YAML (could not determine a constructor"),
+    ],
+)
+def test_front_matter_pyyaml_refuses_leaves_the_file_served_with_its_default(text: str, problem: str) -> None:
+    meta = parse(".claude/rules/r.md", text, convention_of(".claude/rules/r.md"))
+    assert meta.always_apply and meta.globs == ()
+    assert meta.problem is not None and meta.problem.startswith(problem), meta.problem
+
+
+def test_dates_stay_text_and_unquoted_list_items_are_globs() -> None:
+    rel = ".claude/rules/r.md"
+    dated = parse(rel, "---\nupdated: 2024-02-30\ndescription: 2024-01-01\npaths: [src/**]\n---\n", convention_of(rel))
+    assert (dated.description, dated.globs, dated.problem) == ("2024-01-01", ("src/**",), None)
+    listed = parse(rel, "---\npaths:\n  - **/*.ts\n  - src/**\n---\n", convention_of(rel))
+    assert (listed.globs, listed.always_apply, listed.problem) == (("**/*.ts", "src/**"), False, None)
+
+
+def test_a_glob_that_cannot_be_matched_is_left_out_and_said() -> None:
+    rel = ".cursor/rules/a.mdc"
+    meta = parse(rel, '---\nglobs: ["src\\\\", "src/**"]\n---\n', convention_of(rel))
+    assert meta.globs == ("src/**",)
+    assert meta.problem == "line 2: globs: src\\ is not a glob this server can match, so it is left out"
+    assert not matches("src\\", "src") and not matches("{a,b}" * 20, "a")  # never raises
+
+
+def test_a_file_in_another_agents_folder_is_that_agents_rule() -> None:
+    for rel, key in [
+        (".clinerules/AGENTS.md", "cline"),
+        (".claude/rules/CLAUDE.md", "claude"),
+        (".kiro/steering/GEMINI.md", "kiro"),
+    ]:
+        found = convention_of(rel)
+        assert found is not None and found.key == key, rel
+
+
+def test_always_apply_pins_only_where_the_convention_has_it() -> None:
+    text = "---\nalwaysApply: true\npaths: [src/**]\n---\n"
+    assert not parse(".claude/rules/r.md", text, convention_of(".claude/rules/r.md")).always_apply
+    skill = ".claude/skills/x/SKILL.md"
+    assert not parse(skill, "---\nalwaysApply: true\n---\n", convention_of(skill)).always_apply
+    assert parse(
+        ".cursor/rules/r.mdc", "---\nalwaysApply: true\n---\n", convention_of(".cursor/rules/r.mdc")
+    ).always_apply
+
+
+def test_a_plain_agents_folder_reads_without_the_glob_library(tmp_path: Path) -> None:
+    """Start-up stays light: an `.AGENTS` folder of plain files never needs pathspec."""
+    import subprocess
+    import sys
+
+    write_tree(tmp_path / ".AGENTS", {"overview.md": "# Overview\n\nx\n", "skills/notes.md": "# Notes\n\ny\n"})
+    code = (
+        "import sys; from corpus.catalog import load; from corpus.roots import make_roots; "
+        f"load(make_roots([__import__('pathlib').Path({str(tmp_path / '.AGENTS')!r})])); "
+        "print('pathspec' in sys.modules)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=Path(__file__).parents[2]
+    )
+    assert done.stdout.strip() == "False"

@@ -136,3 +136,23 @@ def test_doctor_reports_what_each_tool_would_misread(tmp_path: Path) -> None:
     assert ("always-on-budget", "(always-on rules)") not in {
         (f["check"], f["path"]) for f in _doctor(project, "--instructions-budget", "4000")
     }
+
+
+def test_doctor_leaves_imports_shared_packages_and_unknown_projects_alone(tmp_path: Path) -> None:
+    skill = "---\nname: notes\ndescription: Take notes\n---\n# Notes\n\nWrite down every decision with its date and owner.\n"
+    project = write_tree(
+        tmp_path / "app",
+        {
+            "AGENTS.md": "# Guide\n\nRun the whole test suite before every single commit, please.\n",
+            "CLAUDE.md": "@AGENTS.md\n",
+            "GEMINI.md": "@AGENTS.md\n",
+            ".claude/skills/notes/SKILL.md": skill,
+            ".agents/skills/notes/SKILL.md": skill,
+        },
+    )
+    found = {(f["check"], f["path"]) for f in _doctor(project)}
+    assert not [key for key in found if key[0] == "duplicate-rule" and key[1] != "app/.claude/skills/notes/SKILL.md"]
+    assert ("duplicate-rule", "app/.claude/skills/notes/SKILL.md") in found  # one skill kept in two folders
+
+    loose = write_tree(tmp_path / "shared" / ".AGENTS", {"api.md": "---\nglobs: [src/api/**]\n---\n# API\n\nx\n"})
+    assert not [f for f in _doctor(project, "--root", str(loose)) if f["check"] == "never-applies"]
