@@ -296,10 +296,13 @@ def _fold(heading: str) -> str:
 
 
 def _kind(reason: str) -> str:
-    """`globs: src/**` -> `globs`, `heading names vs` -> `heading names`."""
-    for kind in ("globs", "file path names", "heading names", "package rules"):
+    """`cursor globs: src/**`, `claude paths: src/**` (or `globs: src/**` before conventions were
+    named) -> `globs`: a rule's own paths; `heading names vs` -> `heading names`."""
+    for kind in ("file path names", "heading names", "package rules"):
         if reason.startswith(kind):
             return kind
+    if ": " in reason:
+        return "globs"
     return reason.split(" in ", 1)[0] + " in folder" if " in " in reason else reason
 
 
