@@ -10,7 +10,7 @@ documentation.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 from functools import lru_cache
 from typing import TYPE_CHECKING
@@ -68,6 +68,19 @@ _WINDSURF_MODES = {
 }
 _KIRO_MODES = {"always": Mode.ALWAYS, "fileMatch": Mode.PATHS, "manual": Mode.SEARCH_ONLY, "auto": Mode.SEARCH_ONLY}
 
+_WINDSURF = Convention(
+    "windsurf",
+    "Windsurf rules",
+    (".windsurf/rules/**/*.md",),
+    "https://docs.windsurf.com/windsurf/cascade/memories#rules",
+    Mode.SEARCH_ONLY,
+    glob_keys=("globs",),
+    mode_key="trigger",
+    modes=_WINDSURF_MODES,
+    globs_decide=True,
+)
+"""Devin's rules are Windsurf's, in their own folder."""
+
 CONVENTIONS: tuple[Convention, ...] = (
     Convention(
         "claude",
@@ -104,17 +117,7 @@ CONVENTIONS: tuple[Convention, ...] = (
         glob_keys=("applyTo", "globs", "applies_to"),
         always_key=True,
     ),
-    Convention(
-        "windsurf",
-        "Windsurf rules",
-        (".windsurf/rules/**/*.md",),
-        "https://docs.windsurf.com/windsurf/cascade/memories#rules",
-        Mode.SEARCH_ONLY,
-        glob_keys=("globs",),
-        mode_key="trigger",
-        modes=_WINDSURF_MODES,
-        globs_decide=True,
-    ),
+    _WINDSURF,
     Convention(
         "windsurf",
         "Windsurf rules",
@@ -122,16 +125,12 @@ CONVENTIONS: tuple[Convention, ...] = (
         "https://docs.windsurf.com/windsurf/cascade/memories#rules",
         Mode.ALWAYS,
     ),
-    Convention(
-        "devin",
-        "Devin rules",
-        (".devin/rules/**/*.md",),
-        "https://docs.devin.ai/desktop/cascade/memories",
-        Mode.SEARCH_ONLY,
-        glob_keys=("globs",),
-        mode_key="trigger",
-        modes=_WINDSURF_MODES,
-        globs_decide=True,
+    replace(
+        _WINDSURF,
+        key="devin",
+        name="Devin rules",
+        patterns=(".devin/rules/**/*.md",),
+        docs="https://docs.devin.ai/desktop/cascade/memories",
     ),
     Convention(
         "cline",
@@ -270,6 +269,7 @@ MAX_ALTERNATIVES = 64
 """The most patterns one glob's braces may expand to (`{a,b}{c,d}` is four)."""
 
 
+@lru_cache(maxsize=1024)
 def valid(glob: str) -> bool:
     """Whether a glob can be matched: gitignore syntax once its braces are expanded (at most
     `MAX_ALTERNATIVES` patterns). A rule's invalid glob is dropped, with a problem for doctor."""

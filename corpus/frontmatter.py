@@ -59,15 +59,16 @@ def parse(name: str, text: str, convention: Convention | None = None) -> FrontMa
     """The front matter of a file called `name` (a relative path); `convention`: the one it
     belongs to, whose default applies when the front matter sets no condition."""
     if not is_markdown(name):
-        return EMPTY if convention is None else _meaning(convention, {}, None)
+        return EMPTY if convention is None else _meaning(convention, {}, None, always=False)
     lines = split_lines(text)
     end = front_matter_end(lines)
     raw, problem = _load(lines[1 : end - 1]) if end >= 2 else (None, None)
     data = raw if isinstance(raw, dict) else {}
     if raw is not None and not isinstance(raw, dict):
         problem = "line 2: front matter is not `key: value` lines"
+    always = data.get("alwaysApply") is True or data.get("always_apply") is True
     if convention is not None:
-        meaning = _meaning(convention, data, problem)
+        meaning = _meaning(convention, data, problem, always)
         if meaning.problem and not meaning.problem.startswith("line "):
             key = meaning.problem.split(":", 1)[0]
             number = next((i + 1 for i, line in enumerate(lines[:end]) if line.startswith(f"{key}:")), 1)
@@ -75,13 +76,11 @@ def parse(name: str, text: str, convention: Convention | None = None) -> FrontMa
         return meaning
     if not data and problem is None:
         return EMPTY
-    always = data.get("alwaysApply") is True or data.get("always_apply") is True
     key, globs = next(((k, found) for k in GLOB_KEYS if (found := _items(data.get(k)))), ("", ()))
     return FrontMatter(*_about(data), globs=globs, glob_key=key, always_apply=always, problem=problem)
 
 
-def _meaning(convention: Convention, data: dict[object, object], problem: str | None) -> FrontMatter:
-    always = data.get("alwaysApply") is True or data.get("always_apply") is True
+def _meaning(convention: Convention, data: dict[object, object], problem: str | None, always: bool) -> FrontMatter:
     lists = {key: _items(data.get(key)) for key in convention.glob_keys}
     found = applies(convention, {str(k): v for k, v in data.items()}, lists, always)
     return FrontMatter(
