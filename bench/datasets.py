@@ -99,7 +99,7 @@ def doc_unit(collection: str, doc_id: str, title: str, text: str) -> Unit:
     return Unit(
         path=f"{collection}/d{doc_id}",
         uri=doc_id,
-        text=f"{title}\n{text}",
+        source=f"{title}\n{text}",
         start_line=1,
         end_line=2,
         heading=title,

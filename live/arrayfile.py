@@ -23,7 +23,7 @@ import numpy.typing as npt
 
 MAGIC = b"AGENTSCTX-ARRAYS\x01"
 _ALIGN = 64
-_DTYPES = frozenset({"<i4", "<i8", "|u1", "|b1"})
+_DTYPES = frozenset({"<i4", "<i8", "<u2", "|u1", "|b1"})
 
 
 def write(out: IO[bytes], arrays: Mapping[str, npt.NDArray[Any]]) -> None:

@@ -10,7 +10,6 @@ text.
 from __future__ import annotations
 
 import codecs
-import itertools
 import json
 import time
 from collections.abc import Hashable, Mapping, Sequence
@@ -123,7 +122,8 @@ def arrays(
             f"{prefix}_chunk": np.array([-1 if u.chunk_id is None else u.chunk_id for u in units], dtype=np.int64),
             f"{prefix}_anchor": np.array([strings.add(u.anchor) for u in units], dtype=np.int64),
             # A unit's text is its lines of the file's text: stored as a character offset into it
-            # (and a length), which keeps the entry about a third of the size of storing it again.
+            # (and a length), which keeps the entry about a third of the size of storing it again,
+            # and restored as a view of the restored file's text (see `Unit.source`).
             f"{prefix}_at": np.array(at, dtype=np.int64),
             f"{prefix}_len": np.array([len(u.text) for u in units], dtype=np.int64),
             f"{prefix}_text": np.array(
@@ -144,20 +144,13 @@ def arrays(
 
 
 def _offsets(units: Sequence[Unit], texts: Mapping[str, str]) -> list[int]:
-    """Each unit's character offset in its file's text, or -1 where its text is not found there
-    verbatim at its first line (then the text itself is stored)."""
-    starts: dict[str, list[int]] = {}
+    """Each unit's character offset in its file's text, or -1 where it holds its own text (then
+    the text itself is stored)."""
     found = []
     for u in units:
         text = texts.get(u.path)
-        if text is None:
-            found.append(-1)
-            continue
-        lines = starts.get(u.path)
-        if lines is None:
-            lines = starts[u.path] = [0, *itertools.accumulate(len(line) + 1 for line in text.split("\n"))]
-        at = lines[u.start_line - 1] if 0 < u.start_line <= len(lines) else -1
-        found.append(at if at >= 0 and text.startswith(u.text, at) else -1)
+        view = u.end >= 0 and text is not None and (u.source is text or u.source == text)
+        found.append(u.at if view else -1)
     return found
 
 
@@ -237,8 +230,10 @@ def _packed(
     ]
     owner = np.repeat(groups_of, counts)
     at, length = get("at"), get("len")
-    if len(owner) != len(at) or np.any((at >= 0) & (at + length > sizes[owner])):
+    if len(owner) != len(at) or np.any((at >= 0) & ((length < 0) | (at + length > sizes[owner]))):
         raise ValueError("a unit lies outside its file's text")
+    if np.any((at < 0) & ((get("text") < 0) | (get("text") >= len(s)))):
+        raise ValueError("a unit names no text")
     owners = [files[g] for g in owner.tolist()]
     trails = [s[t] for t in get("trail").tolist()]
     ends = np.cumsum(get("trail_len")).tolist()
@@ -248,7 +243,7 @@ def _packed(
         Unit(
             f.path,
             f.uri,
-            f.text[a : a + n] if a >= 0 else s[text],
+            f.text if a >= 0 else s[text],
             first,
             last,
             s[heading] if heading >= 0 else None,
@@ -256,6 +251,8 @@ def _packed(
             chunk if chunk >= 0 else None,
             s[anchor] if anchor >= 0 else None,
             f.meta.tags,
+            max(a, 0),
+            a + n if a >= 0 else -1,
         )
         for f, (first, last), heading, chunk, anchor, a, n, text, start, end in zip(
             owners,
@@ -295,7 +292,7 @@ def _check(p: Packed[Unit]) -> None:
         raise ValueError("document counts disagree")
     if len(p.indptr) != n_words + 1 or int(p.indptr[-1]) != len(p.docs) or len(p.tfs) != len(p.docs):
         raise ValueError("postings disagree with the vocabulary")
-    if np.any(np.diff(p.indptr) < 0) or int(p.counts.sum()) != len(p.fwd):
+    if np.any(np.diff(p.indptr) < 0) or int(p.counts.sum()) != len(p.fwd) or (p.tfs.size and p.tfs.min() < 0):
         raise ValueError("postings are out of order")
     if len(p.docs) and (p.docs.min() < 0 or p.docs.max() >= n_docs):
         raise ValueError("a posting names no document")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from typing import NamedTuple
 
@@ -21,8 +22,9 @@ class Unit(NamedTuple):
     path: str
     """Display path, `<root label>/<relative path>`."""
     uri: str
-    text: str
-    """The original lines `start_line`..`end_line`, joined by newlines."""
+    source: str
+    """The file's text, which `text` is a slice of (`at`..`end`): shared by every unit of the file,
+    so a unit costs no copy of its lines; or, with `end` -1, the unit's text itself."""
     start_line: int
     end_line: int
     heading: str | None = None
@@ -33,6 +35,22 @@ class Unit(NamedTuple):
     only)."""
     tags: tuple[str, ...] = ()
     """The file's front matter tags: ranked with the heading trail, never shown in it."""
+    at: int = 0
+    end: int = -1
+
+    @property
+    def text(self) -> str:
+        """The original lines `start_line`..`end_line`, joined by newlines."""
+        return self.source if self.end < 0 else self.source[self.at : self.end]
+
+    def starting_at(self, line: int) -> Unit:
+        """This unit without its lines before `line` (a line of it)."""
+        text = self.text
+        cut = 0
+        for _ in range(line - self.start_line):
+            cut = text.index("\n", cut) + 1
+        end = self.end if self.end >= 0 else len(self.source)
+        return self._replace(start_line=line, at=self.at + cut, end=end)
 
     @property
     def citation(self) -> str:
@@ -55,7 +73,7 @@ class Unit(NamedTuple):
 def section_units(path: str, uri: str, text: str, title: str | None = None, tags: tuple[str, ...] = ()) -> list[Unit]:
     """The heading sections; a front matter title heads every trail (it is the page's title), and
     its tags go with every unit."""
-    lines = split_lines(text)
+    starts = line_starts(text)
     markdown = is_markdown(path)
     root = (title,) if title and markdown else ()
     spans = sections(text, markdown=markdown)
@@ -64,13 +82,15 @@ def section_units(path: str, uri: str, text: str, title: str | None = None, tags
         Unit(
             path=path,
             uri=uri,
-            text="\n".join(lines[s.start_line - 1 : s.end_line]),
+            source=text,
             start_line=s.start_line,
             end_line=s.end_line,
             heading=s.heading,
             trail=root + s.trail,
             anchor=anchor,
             tags=tags,
+            at=starts[s.start_line - 1],
+            end=starts[s.end_line] - 1,
         )
         for s, anchor in zip(spans, slugs, strict=True)
     ]
@@ -85,7 +105,7 @@ def window_units(
 ) -> list[Unit]:
     """The ~500-word windows of a file, each with the heading trail of the section it starts in
     (`heads`: the file's section units, if already made) and the file's front matter `tags`."""
-    lines = split_lines(text)
+    starts = line_starts(text)
     markdown = is_markdown(path)
     if heads is None:
         heads = section_units(path, uri, text) if markdown else []
@@ -96,15 +116,23 @@ def window_units(
             Unit(
                 path=path,
                 uri=uri,
-                text="\n".join(lines[w.start_line - 1 : w.end_line]),
+                source=text,
                 start_line=w.start_line,
                 end_line=w.end_line,
                 trail=trail,
                 chunk_id=w.chunk_id,
                 tags=tags,
+                at=starts[w.start_line - 1],
+                end=starts[w.end_line] - 1,
             )
         )
     return units
+
+
+def line_starts(text: str) -> list[int]:
+    """Where each line of `text` (as `split_lines` counts them) begins, and one more entry: one
+    past the end of the last line's newline, so line n spans `starts[n - 1]` to `starts[n] - 1`."""
+    return [0, *itertools.accumulate(len(line) + 1 for line in split_lines(text))]
 
 
 def sections_of(f: CorpusFile) -> list[Unit]:

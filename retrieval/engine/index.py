@@ -26,7 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from retrieval.engine.postings import Doc, Packed, Postings
-from retrieval.engine.segments import I32, IntArray, gather
+from retrieval.engine.segments import I32, Frequencies, IntArray, gather
 
 __all__ = ["K1", "B", "BM25Index", "Doc", "Field", "Packed", "Scored"]
 
@@ -258,7 +258,7 @@ class BM25Index(Postings[T]):
             self._norms_generation = self.generation
         return self._norms
 
-    def _combined_tf(self, docs: I32, tfs: I32, norms: Sequence[FloatArray | None]) -> FloatArray:
+    def _combined_tf(self, docs: I32, tfs: Frequencies, norms: Sequence[FloatArray | None]) -> FloatArray:
         """BM25F's tf~: each field's frequency over its length norm, weighted, summed in field order."""
         total: FloatArray = np.zeros(len(docs), dtype=np.float64)
         for f, field in enumerate(self.fields):

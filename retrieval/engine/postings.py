@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from retrieval.engine.memory import release_free_memory
-from retrieval.engine.segments import I32, I64, Grow, IntArray, Segment, csr, gather, is_new, run_starts
+from retrieval.engine.segments import I32, I64, Frequencies, Grow, IntArray, Segment, csr, gather, is_new, run_starts
 
 T = TypeVar("T")
 
@@ -65,7 +65,7 @@ class Packed(Generic[T]):
     indptr: I64
     """Postings of `words[r]`: `docs[indptr[r]:indptr[r + 1]]`, ascending."""
     docs: I32
-    tfs: I32
+    tfs: Frequencies
     """One row per posting, one column per field."""
     fwd: I32
     """The distinct terms (indices into `words`) of each document, in slot order..."""
@@ -390,7 +390,7 @@ class Postings(Generic[T]):
         self._segments = [merged]
         self.generation += 1
 
-    def _live_postings(self, segment: Segment) -> tuple[I32, I32, I32]:
+    def _live_postings(self, segment: Segment) -> tuple[I32, I32, Frequencies]:
         terms, docs, tfs = segment.posting_terms(), segment.docs, segment.tfs
         if segment.live < len(segment.slots):
             keep = self._alive.view()[docs]
@@ -407,7 +407,7 @@ class Postings(Generic[T]):
         dest_b = np.arange(len(b_terms)) + np.searchsorted(a_terms, b_terms, side="right")
         terms = np.empty(n, dtype=np.int32)
         docs = np.empty(n, dtype=np.int32)
-        tfs = np.empty((n, self._n_fields), dtype=np.int32)
+        tfs = np.empty((n, self._n_fields), dtype=np.result_type(a_tfs, b_tfs))
         terms[dest_a], docs[dest_a], tfs[dest_a] = a_terms, a_docs, a_tfs
         terms[dest_b], docs[dest_b], tfs[dest_b] = b_terms, b_docs, b_tfs
         alive = self._alive.view()

@@ -2,7 +2,9 @@
 
 A segment holds the postings of a contiguous range of document slots grouped by term (CSR): for
 each term a slice of slots, ascending, and per slot the term's frequency in each field (one
-column per field). Postings are int32: four bytes a slot and four a field frequency.
+column per field). Slots are int32; field frequencies take the narrowest unsigned type that holds
+the segment's largest (one byte each almost always: tldr's largest is 168), as their integers are
+all that scoring reads.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ import numpy as np
 import numpy.typing as npt
 
 I32 = npt.NDArray[np.int32]
+Frequencies = npt.NDArray[np.uint8] | npt.NDArray[np.uint16] | npt.NDArray[np.int32]
+"""Field frequencies, one row per posting: see `narrow`."""
 I64 = npt.NDArray[np.int64]
 IntArray = I64
 
@@ -59,12 +63,13 @@ class Segment:
 
     __slots__ = ("docs", "id", "indptr", "live", "rows", "slots", "term_ids", "tfs")
 
-    def __init__(self, seg_id: int, term_ids: I32, indptr: I64, docs: I32, tfs: I32, slots: I32) -> None:
+    def __init__(self, seg_id: int, term_ids: I32, indptr: I64, docs: I32, tfs: Frequencies, slots: I32) -> None:
         """Term `term_ids[r]` occurs in slots `docs[indptr[r]:indptr[r + 1]]` with field
         frequencies `tfs[...]` (one row each); `slots` lists every document of the segment,
         including those without any term."""
         self.id = seg_id
-        self.term_ids, self.indptr, self.docs, self.tfs, self.slots = term_ids, indptr, docs, tfs, slots
+        self.term_ids, self.indptr, self.docs, self.slots = term_ids, indptr, docs, slots
+        self.tfs = narrow(tfs)
         self.live = len(slots)
         self.rows: dict[int, int] | I32
         if len(term_ids) <= _DICT_ROWS:
@@ -74,7 +79,7 @@ class Segment:
             self.rows[term_ids] = np.arange(len(term_ids), dtype=np.int32)
 
     @classmethod
-    def from_postings(cls, seg_id: int, terms: I32, docs: I32, tfs: I32, slots: I32) -> Segment:
+    def from_postings(cls, seg_id: int, terms: I32, docs: I32, tfs: Frequencies, slots: I32) -> Segment:
         """From postings in slot order (any term order within a slot): one stable sort by term
         keeps each term's slots ascending."""
         order = np.argsort(terms, kind="stable")
@@ -86,7 +91,7 @@ class Segment:
             return self.rows.get(term_id, -1)
         return int(self.rows[term_id]) if term_id < len(self.rows) else -1
 
-    def postings(self, term_id: int) -> tuple[I32, I32] | None:
+    def postings(self, term_id: int) -> tuple[I32, Frequencies] | None:
         """Slots and their field frequencies (rows) for one term, or None."""
         row = self.row(term_id)
         if row < 0:
@@ -97,6 +102,14 @@ class Segment:
     def posting_terms(self) -> I32:
         """The term of every posting (CSR expanded)."""
         return np.repeat(self.term_ids, np.diff(self.indptr))
+
+
+def narrow(tfs: Frequencies) -> Frequencies:
+    """Field frequencies in the narrowest of uint8, uint16 and int32 that holds them all (the same
+    integers: a posting's share of the score is computed in float64 from them either way)."""
+    top = int(tfs.max()) if tfs.size else 0
+    dtype = np.uint8 if top <= 0xFF else np.uint16 if top <= 0xFFFF else np.int32
+    return tfs if tfs.dtype == dtype else tfs.astype(dtype)
 
 
 def csr(sorted_terms: I32) -> tuple[I32, I64]:

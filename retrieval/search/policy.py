@@ -199,8 +199,7 @@ def _by_path(
         if last is not None and u.start_line <= last.end_line:
             if u.end_line <= last.end_line:
                 continue
-            lines = u.text.split("\n")[last.end_line + 1 - u.start_line :]
-            u = u._replace(text="\n".join(lines), start_line=last.end_line + 1)
+            u = u.starting_at(last.end_line + 1)
         distinct.append(u)
     return [RetrievedDocument(u, 1.0) for u in distinct[:want]], len(distinct)
 

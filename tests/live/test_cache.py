@@ -112,7 +112,21 @@ def damage(entry: Path) -> Iterator[tuple[str, Callable[[], None]]]:
         with entry.open("wb") as out:
             arrayfile.write(out, arrays)
 
-    yield from (("truncated", truncate), ("a flipped byte", flip), ("garbage", garbage), ("foreign", foreign_array))
+    def negative_frequency() -> None:  # a frequency no text can have (stored narrow, it would wrap)
+        arrays = dict(arrayfile.read(entry))
+        tfs = arrays["w_tfs"].astype(np.int32)
+        tfs[0, 0] = -3
+        arrays["w_tfs"] = tfs
+        with entry.open("wb") as out:
+            arrayfile.write(out, arrays)
+
+    yield from (
+        ("truncated", truncate),
+        ("a flipped byte", flip),
+        ("garbage", garbage),
+        ("foreign", foreign_array),
+        ("negative", negative_frequency),
+    )
 
 
 def test_a_damaged_entry_is_discarded_and_rebuilt_never_trusted(

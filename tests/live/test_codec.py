@@ -141,7 +141,7 @@ def test_a_unit_whose_text_is_not_in_its_file_at_its_line_is_kept_verbatim(live:
     root, files, sections, windows = packed(live)
     odd = sections.payloads.index(next(u for u in sections.payloads if u.id == ".AGENTS/security.md:5"))
     units = list(sections.payloads)
-    units[odd] = units[odd]._replace(text="## Secrets\n\ntext the file does not hold at line 5")
+    units[odd] = units[odd]._replace(source="## Secrets\n\ntext the file does not hold at line 5", at=0, end=-1)
     moved = units[odd + 1]._replace(start_line=1)  # its text is in the file, but not at this line
     units[odd + 1] = moved
     changed = dataclasses.replace(sections, payloads=units)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from retrieval.chunks.units import section_units, window_units
+from retrieval.chunks.units import Unit, section_units, window_units
 from retrieval.text.tokenize import tokenize
 
 
@@ -24,3 +24,21 @@ def test_window_units_carry_the_trail_of_the_section_they_start_in() -> None:
     text = "# Guide\n\n## Install\n\n" + ("word " * 10 + "\n\n") * 60
     units = window_units("docs/g.md", "u", text)
     assert units[0].trail == ("Guide",) and units[-1].trail == ("Guide", "Install")
+
+
+def test_every_unit_is_a_view_of_its_files_text_not_a_copy_of_its_lines() -> None:
+    text = "# A\r\none\r\n\r\n# B\ntwo\nthree"  # CRLF lines keep their \r; the last has no newline
+    units = [*section_units("docs/x.md", "u", text), *window_units("docs/x.md", "u", text)]
+    for u in units:
+        assert u.source is text
+        assert u.text == "\n".join(text.split("\n")[u.start_line - 1 : u.end_line])
+    assert [u.text for u in units] == ["# A\r\none\r", "# B\ntwo\nthree", text]
+
+
+def test_a_unit_starting_at_a_later_line_keeps_only_its_lines_from_there() -> None:
+    text = "# A\nl2\nl3\nl4\n"
+    (unit,) = section_units("docs/a.md", "u", text)
+    later = unit.starting_at(3)
+    assert (later.start_line, later.end_line, later.text, later.source) == (3, 4, "l3\nl4", text)
+    own = Unit("docs/a.md", "u", "l1\nl2\nl3", 1, 3)  # a unit holding its own text
+    assert (own.text, own.starting_at(2).text, own.starting_at(3).text) == ("l1\nl2\nl3", "l2\nl3", "l3")

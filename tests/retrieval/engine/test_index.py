@@ -73,6 +73,24 @@ def test_scores_equal_the_oracle_on_a_random_corpus() -> None:
         assert our_scores(index, query, len(corpus)) == pytest.approx(expected, rel=1e-12, abs=1e-12)
 
 
+@pytest.mark.parametrize(("repeats", "dtype"), [(3, "uint8"), (300, "uint16"), (70_000, "int32")])
+def test_frequencies_are_stored_narrow_and_score_exactly_whatever_their_size(repeats: int, dtype: str) -> None:
+    corpus = [["flood"] * repeats + ["rare"], ["flood", "dry"], ["dry", "rare", "rare"]]
+    index = build(corpus)
+    widths = {str(s.tfs.dtype) for s in index._segments}
+    assert dtype in widths and widths <= {dtype, "uint8"}  # each segment as narrow as its own largest
+    oracle = LuceneIdfOkapi(corpus, k1=1.5, b=0.75)
+    for query in (["flood"], ["rare", "flood"], ["dry"]):
+        expected = list(oracle.get_scores(query))
+        assert our_scores(index, query, len(corpus)) == pytest.approx(expected, rel=1e-12, abs=1e-12)
+    index.replace("doc0001", [Doc(1, [["flood"] * 2], ("doc0001", 1))])
+    index.merge_all()  # segments of two widths in one
+    assert [str(s.tfs.dtype) for s in index._segments] == [dtype]
+    corpus[1] = ["flood"] * 2
+    oracle = LuceneIdfOkapi(corpus, k1=1.5, b=0.75)
+    assert our_scores(index, ["flood"], len(corpus)) == pytest.approx(list(oracle.get_scores(["flood"])), rel=1e-12)
+
+
 def test_rank_bm25_okapi_scores_a_matching_document_zero_on_a_small_corpus() -> None:
     """The defect that rules BM25Okapi out for ranking: its idf floor makes a match worthless."""
     corpus = [["apple", "pie"], ["banana", "split"]]

@@ -28,7 +28,7 @@ pytestmark = pytest.mark.anyio
 
 
 def window(path: str, chunk: int, text: str, score: float, start: int = 1) -> RetrievedDocument:
-    unit = Unit(path=path, uri="u", text=text, start_line=start, end_line=start + text.count("\n"), chunk_id=chunk)
+    unit = Unit(path=path, uri="u", source=text, start_line=start, end_line=start + text.count("\n"), chunk_id=chunk)
     return RetrievedDocument(unit, score)
 
 

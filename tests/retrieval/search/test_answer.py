@@ -16,7 +16,7 @@ from retrieval.text.tokenize import tokenize
 
 
 def unit(path: str) -> Unit:
-    return Unit(path=path, uri="agents://x.md", text="text", start_line=1, end_line=1)
+    return Unit(path=path, uri="agents://x.md", source="text", start_line=1, end_line=1)
 
 
 def test_the_section_search_returns_3_hits_by_default_and_at_most_20() -> None:
