@@ -43,7 +43,7 @@ def write(out: IO[bytes], arrays: Mapping[str, npt.NDArray[Any]]) -> None:
         out.write(chunk)
         crc = zlib.crc32(chunk, crc)
     for entry, a in zip(table, contiguous.values(), strict=True):
-        data = a.astype(entry["dtype"], copy=False).tobytes()
+        data = a.astype(entry["dtype"], copy=False).reshape(-1).view(np.uint8).data  # its bytes, no copy
         padding = bytes(-len(data) % _ALIGN)
         out.write(data)
         out.write(padding)

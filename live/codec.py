@@ -58,13 +58,34 @@ class _Strings:
         return found
 
     def arrays(self) -> dict[str, npt.NDArray[Any]]:
-        blob = "\0".join(self.table)
-        if blob.count("\0") != max(len(self.table) - 1, 0):
-            raise ValueError("a string to cache holds a NUL character")
+        # Encoded a few thousand strings at a time and copied into one array, each part let go
+        # once copied: joined as text first, one character beyond Latin-1 anywhere (tldr has
+        # pages in 40 languages) would make the whole blob four bytes a character before it is
+        # encoded, and joined as bytes it would be held twice.
+        parts = []
+        for at in range(0, len(self.table), _PART):
+            strings = self.table[at : at + _PART]
+            part = "\0".join(strings).encode("utf-8", "surrogatepass")
+            if part.count(b"\0") != len(strings) - 1:
+                raise ValueError("a string to cache holds a NUL character")
+            parts.append(part)
+        blob = np.empty(sum(map(len, parts)) + max(len(parts) - 1, 0), dtype=np.uint8)
+        end = 0
+        for i in range(len(parts)):
+            part, parts[i] = parts[i], b""
+            if i:
+                blob[end] = 0
+                end += 1
+            blob[end : end + len(part)] = np.frombuffer(part, dtype=np.uint8)
+            end += len(part)
         return {
-            "blob": np.frombuffer(blob.encode("utf-8", "surrogatepass"), dtype=np.uint8),
+            "blob": blob,
             "count": np.array([len(self.table)], dtype=np.int64),
         }
+
+
+_PART = 2048
+"""Strings encoded at a time into the string table's blob."""
 
 
 def _table(arrays: Mapping[str, npt.NDArray[Any]]) -> list[str]:

@@ -21,7 +21,19 @@ import numpy as np
 import numpy.typing as npt
 
 from retrieval.engine.memory import release_free_memory
-from retrieval.engine.segments import I32, I64, Frequencies, Grow, IntArray, Segment, csr, gather, is_new, run_starts
+from retrieval.engine.segments import (
+    I32,
+    I64,
+    Frequencies,
+    Grow,
+    IntArray,
+    Segment,
+    csr,
+    gather,
+    is_new,
+    narrow,
+    run_starts,
+)
 
 T = TypeVar("T")
 
@@ -251,35 +263,53 @@ class Postings(Generic[T]):
     # --- packing (the persistent cache) -------------------------------------------------------
 
     def pack(self, groups: Sequence[Hashable]) -> Packed[T]:
-        """These groups' documents and postings, self-contained (own vocabulary, slots from 0), to
-        be restored with `unpack` into this or another index with the same fields."""
-        spans = [(g, *self._groups[g]) for g in groups if g in self._groups]
-        slots = np.concatenate([np.arange(a, a + n) for _, a, n in spans]) if spans else np.zeros(0, dtype=np.int64)
-        local = np.full(self._alive.n, -1, dtype=np.int64)
-        local[slots] = np.arange(len(slots))
-        parts = [self._live_postings(s) for s in self._segments]
-        terms = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, dtype=np.int32)
-        docs = local[np.concatenate([p[1] for p in parts])] if parts else np.zeros(0, dtype=np.int64)
-        tfs = np.concatenate([p[2] for p in parts]) if parts else np.zeros((0, self._n_fields), dtype=np.int32)
-        mine = docs >= 0
-        terms, docs, tfs = terms[mine], docs[mine], tfs[mine]
-        order = np.lexsort((docs, terms))  # by term, then slot: CSR
-        used, inverse = np.unique(terms[order], return_inverse=True)
+        """These groups' documents and postings, self-contained (own vocabulary, slots from 0, the
+        groups in slot order), to be restored with `unpack` into this or another index with the
+        same fields. No sort: each segment's postings are in (term, slot) order already, and slots
+        ascend from one segment to the next, so one stable merge by term of the segments' kept
+        postings is CSR; every scratch array is int32 or a mask (a cache write of tldr packs all
+        of it, and its peak is the server's)."""
+        spans = sorted((self._groups[g][0], self._groups[g][1], g) for g in groups if g in self._groups)
+        mask = np.zeros(self._alive.n, dtype=np.bool_)
+        for first, count, _ in spans:
+            mask[first : first + count] = True
+        local = np.cumsum(mask, dtype=np.int32) - 1  # a kept slot's number in the pack
+        terms_parts, docs_parts, tfs_parts = [], [], []
+        for segment in self._segments:
+            kept = mask[segment.docs]
+            terms_parts.append(segment.posting_terms()[kept])
+            docs_parts.append(local[segment.docs[kept]])
+            tfs_parts.append(segment.tfs[kept])
+        terms = np.concatenate(terms_parts) if terms_parts else np.zeros(0, dtype=np.int32)
+        tfs: Frequencies
+        if len(terms_parts) > 1:  # ties keep segment order, that is slot order
+            order = np.argsort(terms, kind="stable")
+            terms = terms[order]
+            docs = np.concatenate(docs_parts)[order]
+            tfs = narrow(np.concatenate(tfs_parts)[order])
+        else:
+            docs = docs_parts[0] if docs_parts else np.zeros(0, dtype=np.int32)
+            tfs = tfs_parts[0] if tfs_parts else np.zeros((0, self._n_fields), dtype=np.uint8)
+        used_terms = np.zeros(max(len(self._vocab), 1), dtype=np.bool_)
+        used_terms[terms] = True
+        used = np.flatnonzero(used_terms)
+        renamed = np.cumsum(used_terms, dtype=np.int32) - 1  # a used term's number in the pack
         words = list(self._vocab)
-        fwd_global = self._fwd.view()[gather(self._fwd_ptr.view()[slots], self._fwd_len.view()[slots].astype(np.int64))]
-        text_global = self._text.view()[self._text_of(slots)]
+        slots = np.flatnonzero(mask)
+        fwd = self._fwd.view()[np.repeat(mask, self._fwd_len.view())]
+        text = self._text.view()[np.repeat(mask, self._length.view()[:, 0])]
         return Packed(
-            groups=[(g, n) for g, _, n in spans],
+            groups=[(g, n) for _, n, g in spans],
             payloads=[self._payload(s) for s in slots.tolist()],
             orders=[self._order[s] for s in slots.tolist()],
             words=[words[t] for t in used.tolist()],
-            indptr=csr(inverse.astype(np.int32))[1] if len(used) else np.zeros(1, dtype=np.int64),
-            docs=docs[order].astype(np.int32),
-            tfs=tfs[order],
-            fwd=np.searchsorted(used, fwd_global).astype(np.int32),
+            indptr=csr(renamed[terms])[1] if len(used) and len(terms) else np.zeros(1, dtype=np.int64),
+            docs=docs.astype(np.int32, copy=False),
+            tfs=tfs,
+            fwd=renamed[fwd],
             counts=self._fwd_len.view()[slots].copy(),
             lengths=self._length.view()[slots].copy(),
-            text=np.searchsorted(used, text_global).astype(np.int32),
+            text=renamed[text],
         )
 
     def unpack(self, packed: Packed[T]) -> None:

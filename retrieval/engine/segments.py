@@ -104,12 +104,13 @@ class Segment:
         return np.repeat(self.term_ids, np.diff(self.indptr))
 
 
-def narrow(tfs: Frequencies) -> Frequencies:
+def narrow(tfs: npt.NDArray[Any]) -> Frequencies:
     """Field frequencies in the narrowest of uint8, uint16 and int32 that holds them all (the same
     integers: a posting's share of the score is computed in float64 from them either way)."""
     top = int(tfs.max()) if tfs.size else 0
     dtype = np.uint8 if top <= 0xFF else np.uint16 if top <= 0xFFFF else np.int32
-    return tfs if tfs.dtype == dtype else tfs.astype(dtype)
+    narrowed: Frequencies = tfs if tfs.dtype == dtype else tfs.astype(dtype)
+    return narrowed
 
 
 def csr(sorted_terms: I32) -> tuple[I32, I64]:
