@@ -3,8 +3,8 @@ integer arrays (`live.arrayfile`), and back. Nothing in an entry can run code; a
 while restoring (damaged, truncated, another version, arrays that disagree) raises, and the entry
 is discarded.
 
-Strings are interned into one NUL-separated UTF-8 blob; a unit's text is an offset into its file's
-text.
+Strings are interned into a table stored as NUL-separated UTF-8 blobs; a unit's text is an offset
+into its file's text.
 """
 
 from __future__ import annotations
@@ -12,8 +12,9 @@ from __future__ import annotations
 import codecs
 import json
 import time
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -26,7 +27,7 @@ from corpus.roots import Root
 from retrieval.chunks.units import Unit
 from retrieval.engine.index import Packed
 
-FORMAT = 10
+FORMAT = 11
 """Bump when the layout below, or what a unit or a posting means, changes."""
 
 
@@ -58,41 +59,38 @@ class _Strings:
         return found
 
     def arrays(self) -> dict[str, npt.NDArray[Any]]:
-        # Encoded a few thousand strings at a time and copied into one array, each part let go
-        # once copied: joined as text first, one character beyond Latin-1 anywhere (tldr has
-        # pages in 40 languages) would make the whole blob four bytes a character before it is
-        # encoded, and joined as bytes it would be held twice.
-        parts = []
+        """The table as `parts` blobs of up to `_PART` strings each: encoded part by part, and
+        never joined (a text join would make the whole table four bytes a character once one
+        string is beyond Latin-1, as tldr's pages in 40 languages are; a bytes join would hold
+        it twice: either was the peak of a cache write)."""
+        parts: dict[str, npt.NDArray[Any]] = {}
         for at in range(0, len(self.table), _PART):
             strings = self.table[at : at + _PART]
-            part = "\0".join(strings).encode("utf-8", "surrogatepass")
-            if part.count(b"\0") != len(strings) - 1:
+            blob = "\0".join(strings).encode("utf-8", "surrogatepass")
+            if blob.count(b"\0") != len(strings) - 1:
                 raise ValueError("a string to cache holds a NUL character")
-            parts.append(part)
-        blob = np.empty(sum(map(len, parts)) + max(len(parts) - 1, 0), dtype=np.uint8)
-        end = 0
-        for i in range(len(parts)):
-            part, parts[i] = parts[i], b""
-            if i:
-                blob[end] = 0
-                end += 1
-            blob[end : end + len(part)] = np.frombuffer(part, dtype=np.uint8)
-            end += len(part)
-        return {
-            "blob": blob,
+            parts[f"blob{len(parts)}"] = np.frombuffer(blob, dtype=np.uint8)
+        return parts | {
+            "parts": np.array([len(parts)], dtype=np.int64),
             "count": np.array([len(self.table)], dtype=np.int64),
         }
 
 
-_PART = 2048
-"""Strings encoded at a time into the string table's blob."""
+_PART = 4096
+"""Strings per blob of the string table."""
 
 
 def _table(arrays: Mapping[str, npt.NDArray[Any]]) -> list[str]:
-    blob = codecs.utf_8_decode(arrays["blob"].data, "surrogatepass", True)[0]  # from the buffer: no copy first
-    table = blob.split("\0") if blob or int(arrays["count"][0]) else []
-    if len(table) != int(arrays["count"][0]):
-        raise ValueError("string table does not match its blob")
+    """The string table of an entry's `str_` arrays."""
+    count, parts = int(arrays["str_count"][0]), int(arrays["str_parts"][0])
+    if parts != -(-count // _PART):
+        raise ValueError("string table parts do not match its count")
+    table: list[str] = []
+    for i in range(parts):
+        blob = codecs.utf_8_decode(arrays[f"str_blob{i}"].data, "surrogatepass", True)[0]  # no copy first
+        table.extend(blob.split("\0"))
+    if len(table) != count:
+        raise ValueError("string table does not match its blobs")
     return table
 
 
@@ -120,39 +118,40 @@ def arrays(
     strings = _Strings()
     header = {"format": FORMAT, "key": key, "root": str(root.path), "saved_at": time.time(), "files": len(files)}
     number = {f.path: i for i, f in enumerate(files)}
+    n = len(files)
     arrays: dict[str, npt.NDArray[Any]] = {
         "header": np.frombuffer(json.dumps(header).encode(), dtype=np.uint8),
-        "f_rel": np.array([strings.add(f.rel) for f in files], dtype=np.int64),
-        "f_uri": np.array([strings.add(f.uri) for f in files], dtype=np.int64),
-        "f_stat": np.array([(f.size, f.mtime_ns, f.ctime_ns) for f in files], dtype=np.int64).reshape(-1, 3),
-        "f_digest": np.array([strings.add(f.digest) for f in files], dtype=np.int64),
-        "f_text": np.array([strings.add(f.text) for f in files], dtype=np.int64),
-        "f_pinned": np.array([f.pinned for f in files], dtype=np.bool_),
-        "f_meta": np.array([strings.add(_meta(f.meta)) for f in files], dtype=np.int64),
+        "f_rel": _ints((strings.add(f.rel) for f in files), n),
+        "f_uri": _ints((strings.add(f.uri) for f in files), n),
+        "f_stat": _ints(chain.from_iterable(f.stamp for f in files), 3 * n).reshape(-1, 3),
+        "f_digest": _ints((strings.add(f.digest) for f in files), n),
+        "f_text": _ints((strings.add(f.text) for f in files), n),
+        "f_pinned": np.fromiter((f.pinned for f in files), dtype=np.bool_, count=n),
+        "f_meta": _ints((strings.add(_meta(f.meta)) for f in files), n),
     }
     texts = {f.path: f.text for f in files}
     for prefix, packed in (("s", sections), ("w", windows)):
         units = packed.payloads
-        trails = [strings.add(t) for u in units for t in u.trail]
+        m, g = len(units), len(packed.groups)
         at = _offsets(units, texts)
         arrays |= {
-            f"{prefix}_groups": np.array([number[str(g)] for g, _ in packed.groups], dtype=np.int64),
-            f"{prefix}_counts": np.array([n for _, n in packed.groups], dtype=np.int64),
-            f"{prefix}_lines": np.array([(u.start_line, u.end_line) for u in units], dtype=np.int64).reshape(-1, 2),
-            f"{prefix}_heading": np.array([strings.add(u.heading) for u in units], dtype=np.int64),
-            f"{prefix}_chunk": np.array([-1 if u.chunk_id is None else u.chunk_id for u in units], dtype=np.int64),
-            f"{prefix}_anchor": np.array([strings.add(u.anchor) for u in units], dtype=np.int64),
+            f"{prefix}_groups": _ints((number[str(group)] for group, _ in packed.groups), g),
+            f"{prefix}_counts": _ints((count for _, count in packed.groups), g),
+            f"{prefix}_lines": _ints(chain.from_iterable((u.start_line, u.end_line) for u in units), 2 * m).reshape(
+                -1, 2
+            ),
+            f"{prefix}_heading": _ints((strings.add(u.heading) for u in units), m),
+            f"{prefix}_chunk": _ints((-1 if u.chunk_id is None else u.chunk_id for u in units), m),
+            f"{prefix}_anchor": _ints((strings.add(u.anchor) for u in units), m),
             # A unit's text is its lines of the file's text: stored as a character offset into it
             # (and a length), which keeps the entry about a third of the size of storing it again,
             # and restored as a view of the restored file's text (see `Unit.source`).
             f"{prefix}_at": np.array(at, dtype=np.int64),
-            f"{prefix}_len": np.array([len(u.text) for u in units], dtype=np.int64),
-            f"{prefix}_text": np.array(
-                [-1 if a >= 0 else strings.add(u.text) for u, a in zip(units, at, strict=True)], dtype=np.int64
-            ),
-            f"{prefix}_trail_len": np.array([len(u.trail) for u in units], dtype=np.int64),
-            f"{prefix}_trail": np.array(trails, dtype=np.int64),
-            f"{prefix}_words": np.array([strings.add(w) for w in packed.words], dtype=np.int64),
+            f"{prefix}_len": _ints((u.end - u.at if u.end >= 0 else len(u.source) for u in units), m),
+            f"{prefix}_text": _ints((-1 if a >= 0 else strings.add(u.text) for u, a in zip(units, at, strict=True)), m),
+            f"{prefix}_trail_len": _ints((len(u.trail) for u in units), m),
+            f"{prefix}_trail": np.fromiter((strings.add(t) for u in units for t in u.trail), dtype=np.int64),
+            f"{prefix}_words": _ints((strings.add(w) for w in packed.words), len(packed.words)),
             f"{prefix}_indptr": packed.indptr,
             f"{prefix}_docs": packed.docs,
             f"{prefix}_tfs": packed.tfs,
@@ -162,6 +161,12 @@ def arrays(
             f"{prefix}_body": packed.text,
         }
     return arrays | {f"str_{name}": array for name, array in strings.arrays().items()}
+
+
+def _ints(values: Iterable[int], count: int) -> npt.NDArray[np.int64]:
+    """An int64 array straight from an iterator (no list of Python ints first: a cache write of
+    tldr made a dozen of them, at its peak)."""
+    return np.fromiter(values, dtype=np.int64, count=count)
 
 
 def _offsets(units: Sequence[Unit], texts: Mapping[str, str]) -> list[int]:
@@ -179,7 +184,7 @@ def restore(root: Root, key: str, a: Mapping[str, npt.NDArray[Any]]) -> Restored
     header = json.loads(a["header"].tobytes())
     if header.get("format") != FORMAT or header.get("key") != key or header.get("root") != str(root.path):
         raise ValueError("written for another format or root")
-    s = _table({"blob": a["str_blob"], "count": a["str_count"]})
+    s = _table(a)
     for name in (
         "f_rel",
         "f_uri",

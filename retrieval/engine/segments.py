@@ -39,9 +39,13 @@ class Grow:
         arr = np.asarray(values, dtype=self.data.dtype)
         need = self.n + len(arr)
         if need > len(self.data):
-            # A quarter more than needed: a large first extend (a restored root) leaves room for
-            # the small ones after it, which would otherwise copy the whole array again.
-            capacity = max(need + need // 4, len(self.data) + len(self.data) // 4) + 256
+            # Geometric, by a quarter; but an extend larger than the array so far (a restored or
+            # first-built root) gets a thirty-second more than it needs: enough for the small
+            # updates after it, without a quarter of tldr's stored text (2.5 MB) held for nothing.
+            bulk = len(arr) > len(self.data)
+            capacity = (
+                need + need // 32 if bulk else max(need + need // 4, len(self.data) + len(self.data) // 4)
+            ) + 256
             grown = np.zeros((capacity, *self.data.shape[1:]), dtype=self.data.dtype)
             grown[: self.n] = self.data[: self.n]
             self.data = grown

@@ -230,3 +230,14 @@ def test_a_segment_built_directly_from_csr_finds_its_rows() -> None:
     assert found is not None
     assert found[0].tolist() == [0, 2] and found[1].tolist() == [[4], [5]]
     assert segment.posting_terms().tolist() == [1, 1, 4, 9, 9]
+
+
+def test_a_bulk_extend_holds_little_slack_and_small_ones_after_it_still_fit() -> None:
+    grown = Grow(np.int32, capacity=256)
+    grown.extend(np.arange(100_000))  # a restored root: far larger than the array so far
+    assert len(grown.data) <= 100_000 + 100_000 // 32 + 256
+    for i in range(50):  # the small updates after it: no copy of the whole array each
+        before = grown.data
+        grown.extend(np.arange(10) + i)
+        assert grown.data is before
+    assert grown.view()[:100_000].tolist() == list(range(100_000)) and len(grown.view()) == 100_500
