@@ -12,12 +12,15 @@ a chunk whose worker fails is read by the server as before.
 
 from __future__ import annotations
 
+import contextlib
+import importlib.machinery
 import multiprocessing
 import os
 import sys
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 import numpy.typing as npt
 
@@ -31,6 +34,9 @@ from live import codec
 from live.settle import hold_still
 from retrieval.engine.library import Library
 from retrieval.engine.ranking import Ranking
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 PARALLEL_FILES = 6000
 """A read of at least this many files not indexed yet goes to worker processes (below it, starting
@@ -59,8 +65,33 @@ def workers() -> int:
 
 
 def pool(count: int) -> ProcessPoolExecutor:
-    """Worker processes, started with `spawn` (never `fork`: the server runs threads)."""
-    return ProcessPoolExecutor(max_workers=count, mp_context=multiprocessing.get_context("spawn"), initializer=_quiet)
+    """Worker processes, started with `spawn` (never `fork`: the server runs threads), as they
+    are needed: each by a `submit`."""
+    return _Pool(max_workers=count, mp_context=multiprocessing.get_context("spawn"), initializer=_quiet)
+
+
+class _Pool(ProcessPoolExecutor):
+    def submit(self, fn: Callable[P, R], /, *args: P.args, **kwargs: P.kwargs) -> Future[R]:
+        with _main_left_alone():
+            return super().submit(fn, *args, **kwargs)
+
+
+@contextlib.contextmanager
+def _main_left_alone() -> Iterator[None]:
+    """Processes started meanwhile do not import the server's main module again. `spawn` imports
+    the parent's `__main__` in every child (by path, or by module name), so that what it defines
+    can be unpickled there; a worker needs nothing of it (it runs `read_part`, from this module),
+    and for the server that import is the MCP SDK and the server's own modules, each worker's
+    first second and a third of its memory. A main module named `__main__` is the one
+    `multiprocessing` itself leaves alone in the child (a package's `__main__.py`), so that is the
+    name it is given while the process starts."""
+    main = sys.modules["__main__"]
+    spec = getattr(main, "__spec__", None)
+    main.__spec__ = importlib.machinery.ModuleSpec("__main__", None)
+    try:
+        yield
+    finally:
+        main.__spec__ = spec
 
 
 def _quiet() -> None:

@@ -5,6 +5,8 @@ leaves its files to the server, and through a real client the answers are whole 
 from __future__ import annotations
 
 import logging
+import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -103,3 +105,40 @@ async def test_a_large_docs_root_read_by_workers_answers_whole_over_stdio(tmp_pa
         assert "indexing" not in fields, fields
         last = text_of(await client.call_tool("search_docs", {"query": f"word{count - 1}", "k": 1}))
     assert f"p{count - 1:05d}.md" in last and "partial=1" not in last
+
+
+def test_a_worker_never_imports_the_servers_main_module_again(tmp_path: Path) -> None:
+    """`spawn` imports the parent's main module in every child; for the server that is the MCP SDK
+    and all of its modules, a second and tens of MB per worker for nothing a worker runs. A main
+    module that notes each import of itself, starting workers as the server does: imported once,
+    and the worker's chunk read all the same."""
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.md").write_text("# A\n\nalpha\n")
+    marks = tmp_path / "imports.txt"
+    main = tmp_path / "main.py"
+    main.write_text(
+        "import os, sys\n"
+        "with open(os.environ['MARKS'], 'a') as f:\n"
+        "    f.write(__name__ + '\\n')\n"
+        "if __name__ == '__main__':\n"
+        f"    sys.path.insert(0, {str(Path(__file__).resolve().parents[2])!r})\n"
+        "    from pathlib import Path\n"
+        "    from corpus.roots import make_roots\n"
+        "    from corpus.scan import walk\n"
+        "    from live import workers\n"
+        "    from retrieval.engine.ranking import DEFAULT\n"
+        "    root = make_roots([], [Path(sys.argv[1])])[0]\n"
+        "    with workers.pool(2) as pool:\n"
+        "        part = pool.submit(workers.read_part, root, walk(root).files, 100_000, 0, DEFAULT).result()\n"
+        "    print(len(part.arrays['f_rel']), part.unread)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, str(main), str(tmp_path / "docs")],
+        env={**os.environ, **TEST_ENV, "MARKS": str(marks)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["1", "[]"]
+    assert marks.read_text().split() == ["__main__"]  # not `__mp_main__` as well, in the worker
