@@ -141,3 +141,15 @@ def _escape(value: str) -> str:
 def echo(query: str) -> str:
     """The query as quoted back in a miss line: at most `ECHO_CHARS` characters."""
     return shorten(query, ECHO_CHARS)
+
+
+def status_echo(text: str) -> str:
+    """`text` shortened (ending `…`) so that as a STATUS value, escapes and quotes included, it
+    takes at most `ECHO_CHARS` characters: a value of astral or control characters escapes to up to
+    12 characters each, and shortened by characters alone it could outgrow the whole budget."""
+    keep = ECHO_CHARS
+    shown = shorten(text, keep)
+    while len(_value(shown)) > ECHO_CHARS:
+        keep -= max(1, (len(_value(shown)) - ECHO_CHARS) // 12)
+        shown = shorten(text, keep)
+    return shown

@@ -15,13 +15,13 @@ from dataclasses import dataclass
 from typing import Literal
 
 from retrieval.render.grammar import (
-    ECHO_CHARS,
     MAX_ATTRIBUTE_CHARS,
     echo,
     escape_attribute,
     freshness_fields,
     inline,
     neutralise,
+    status_echo,
     status_line,
     with_status,
 )
@@ -113,7 +113,7 @@ class Status:
     def fields(self) -> dict[str, object]:
         fields: dict[str, object] = {"method": self.method, "hits": self.hits}
         if self.dropped:
-            fields["dropped"] = shorten("; ".join(self.dropped), ECHO_CHARS)
+            fields["dropped"] = status_echo("; ".join(self.dropped))
         if self.truncated:
             fields["truncated"] = 1
         if self.omitted:
