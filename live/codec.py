@@ -318,8 +318,10 @@ def _check(p: Packed[Unit]) -> None:
         raise ValueError("document counts disagree")
     if len(p.indptr) != n_words + 1 or int(p.indptr[-1]) != len(p.docs) or len(p.tfs) != len(p.docs):
         raise ValueError("postings disagree with the vocabulary")
-    if np.any(np.diff(p.indptr) < 0) or int(p.counts.sum()) != len(p.fwd) or (p.tfs.size and p.tfs.min() < 0):
+    if np.any(np.diff(p.indptr) < 0) or int(p.counts.sum()) != len(p.fwd):
         raise ValueError("postings are out of order")
+    if p.tfs.size and p.tfs.min() < 0:
+        raise ValueError("a term frequency is negative")
     if len(p.docs) and (p.docs.min() < 0 or p.docs.max() >= n_docs):
         raise ValueError("a posting names no document")
     if len(p.fwd) and (p.fwd.min() < 0 or p.fwd.max() >= n_words):

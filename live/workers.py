@@ -17,6 +17,7 @@ import importlib.machinery
 import multiprocessing
 import os
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
@@ -85,13 +86,17 @@ def _main_left_alone() -> Iterator[None]:
     first second and a third of its memory. A main module named `__main__` is the one
     `multiprocessing` itself leaves alone in the child (a package's `__main__.py`), so that is the
     name it is given while the process starts."""
-    main = sys.modules["__main__"]
-    spec = getattr(main, "__spec__", None)
-    main.__spec__ = importlib.machinery.ModuleSpec("__main__", None)
-    try:
-        yield
-    finally:
-        main.__spec__ = spec
+    with _STARTING:  # one at a time: two interleaved would leave the borrowed name in place
+        main = sys.modules["__main__"]
+        spec = getattr(main, "__spec__", None)
+        main.__spec__ = importlib.machinery.ModuleSpec("__main__", None)
+        try:
+            yield
+        finally:
+            main.__spec__ = spec
+
+
+_STARTING = threading.Lock()
 
 
 def _quiet() -> None:

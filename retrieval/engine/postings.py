@@ -265,10 +265,10 @@ class Postings(Generic[T]):
     def pack(self, groups: Sequence[Hashable]) -> Packed[T]:
         """These groups' documents and postings, self-contained (own vocabulary, slots from 0, the
         groups in slot order), to be restored with `unpack` into this or another index with the
-        same fields. No sort: each segment's postings are in (term, slot) order already, and slots
-        ascend from one segment to the next, so one stable merge by term of the segments' kept
-        postings is CSR; every scratch array is int32 or a mask (a cache write of tldr packs all
-        of it, and its peak is the server's)."""
+        same fields. Each segment's postings are in (term, slot) order already and slots ascend
+        from one segment to the next: one segment (the layout after a build) is kept as it is,
+        several take one stable sort by term; terms are renamed through a mask, not searched (a
+        cache write of tldr packs all of it, and its peak was the server's)."""
         spans = sorted((self._groups[g][0], self._groups[g][1], g) for g in groups if g in self._groups)
         mask = np.zeros(self._alive.n, dtype=np.bool_)
         for first, count, _ in spans:
