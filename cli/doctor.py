@@ -21,6 +21,7 @@ from pydantic import BaseModel, Field
 from cli import credentials, rulefiles
 from cli.findings import Finding, note, warn
 from corpus.catalog import Corpus, CorpusFile
+from corpus.errors import Moved
 from corpus.markdown import split_lines
 from corpus.roots import RootKind
 from corpus.scan import EDITOR_TEMP
@@ -69,11 +70,9 @@ def diagnose(
     by_location = {os.path.normpath(f.root.path.joinpath(*f.rel.split("/"))): f for f in corpus.files.values()}
     all_sections = 0
     for f in sorted(corpus.files.values(), key=lambda f: f.path):
-        units = sections_of(f)
-        if f.root.kind is RootKind.AGENTS:
-            all_sections += len(units)
-            findings += _structure(f, units, library.tokenize)
-        findings += _secrets(f) + _links(f, units, by_location)
+        sections, found = _file(f, library, by_location)
+        all_sections += sections
+        findings += found
     findings += _budgets(corpus, pinned_budget, instructions_budget)
     agents = [f for f in corpus.files.values() if f.root.kind is RootKind.AGENTS]
     findings += rulefiles.front_matter(sorted(agents, key=lambda f: f.path))
@@ -211,9 +210,23 @@ def _structure(f: CorpusFile, units: list[Unit], tokenize: Callable[[str], Seque
     return out
 
 
+def _file(f: CorpusFile, library: Library, by_location: dict[str, CorpusFile]) -> tuple[int, list[Finding]]:
+    """One file's findings, and how many sections it adds to the searchable ones. A docs file's
+    text is read from it now (the index does not hold it): one changed since it was indexed is
+    left for the next run, which reads it as it is then."""
+    try:
+        units = sections_of(f)
+        findings = _secrets(f) + _links(f, units, by_location)
+    except Moved:
+        return 0, []
+    if f.root.kind is not RootKind.AGENTS:
+        return 0, findings
+    return len(units), _structure(f, units, library.tokenize) + findings
+
+
 def _secrets(f: CorpusFile) -> list[Finding]:
     out = []
-    for number, line in enumerate(f.text.split("\n"), start=1):
+    for number, line in enumerate(f.content().split("\n"), start=1):
         found = credentials.find(line)
         if found:
             kind, value = found
@@ -280,7 +293,7 @@ def _fragment_problem(target: CorpusFile, fragment: str) -> tuple[str, str] | No
     is a section anchor or lines, `#L12` or `#L12-L30`, as `read_context` takes them."""
     lines = line_range(fragment)
     if lines:
-        count = len(split_lines(target.text))
+        count = len(split_lines(target.content()))
         if 1 <= lines[0] <= lines[1] <= count:
             return None
         return f"{target.path} has {count} lines, not lines {lines[0]}-{lines[1]}", f"use lines within 1-{count}"

@@ -1,9 +1,12 @@
-"""The corpus as one snapshot: every served file with its text, every skipped one with why, and
-what one update of it changed. `read_uri` reads one file fresh from disk, as the snapshot would
-hold it; `load` walks and reads whole roots once."""
+"""The corpus as one snapshot: every served file with its text (or, for a docs file the live
+index does not hold the text of, where to read it), every skipped one with why, and what one
+update of it changed. `read_uri` reads one file fresh from disk, as the snapshot would hold it;
+`load` walks and reads whole roots once."""
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -11,7 +14,7 @@ from typing import NamedTuple
 
 from corpus import frontmatter
 from corpus.conventions import Convention, convention_of
-from corpus.errors import Missing, NotInCorpus
+from corpus.errors import CorpusError, Missing, Moved, NotInCorpus
 from corpus.frontmatter import EMPTY, FrontMatter
 from corpus.identity import display_path, file_uri, parse_file_uri
 from corpus.read import DEFAULT_MAX_BYTES, FileText, Skipped, Stamp, read_text
@@ -33,12 +36,28 @@ class CorpusFile(NamedTuple):
     """Pinned by name (`--pin`, the root's defaults) or because its front matter (or its
     convention, see `corpus.conventions`) says it applies to every task."""
     text: str
+    """The file's text; empty when it is not `held`."""
     size: int
     mtime_ns: int
     ctime_ns: int
     digest: str
     meta: FrontMatter = EMPTY
     """YAML front matter: title, description, tags, and when the file applies."""
+    held: bool = True
+    """Whether `text` is the file's text. The live index holds no docs file's text (see
+    `without_text`): it is read from disk when asked for (`content`)."""
+
+    def content(self) -> str:
+        """The file's text as indexed: `text`, or, for a file not `held`, read from disk and
+        checked against the digest it was indexed with (`Moved` when the file no longer has that
+        content: it changed or went since). The texts read last are kept by digest, so a text read
+        again soon is not read from disk again: it is the text indexed, whatever the file holds by
+        now (an answer re-checks its hits' files by stat, see `live.answering`)."""
+        return self.text if self.held else _recent.read(self)
+
+    def without_text(self) -> CorpusFile:
+        """This file, not holding its text (`content` reads it when asked for)."""
+        return self._replace(text="", held=False)
 
     @property
     def title(self) -> str | None:
@@ -53,6 +72,41 @@ class CorpusFile(NamedTuple):
         """The sections of every `.AGENTS` file are what `context_search` searches, pinned ones
         included (the model may no longer hold the pinned text; their hits say `pinned="true"`)."""
         return self.root.kind is RootKind.AGENTS
+
+
+class _Recent:
+    """The texts of the docs files read last (by where the file is and its digest: a text is only
+    ever the one its digest names), so the hits of one answer (links, rendering) read each file once."""
+
+    def __init__(self, chars: int) -> None:
+        self.chars = chars
+        self.held = 0
+        self.texts: OrderedDict[tuple[str, str, str], str] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def read(self, f: CorpusFile) -> str:
+        key = (str(f.root.path), f.rel, f.digest)
+        with self.lock:
+            text = self.texts.get(key)
+            if text is not None:
+                self.texts.move_to_end(key)
+                return text
+        try:  # at most its indexed size: a file that grew is not the one indexed either
+            read = read_text(f.root.path, Path(f.root.path, *f.rel.split("/")), max(f.size, 1))
+        except CorpusError:
+            read = None
+        if read is None or read.digest != f.digest:
+            raise Moved(f"{f.path} changed since it was indexed")
+        with self.lock:
+            if len(read.text) <= self.chars and key not in self.texts:
+                self.texts[key] = read.text
+                self.held += len(read.text)
+                while self.held > self.chars:
+                    self.held -= len(self.texts.popitem(last=False)[1])
+        return read.text
+
+
+_recent = _Recent(chars=1 << 20)
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,3 +22,8 @@ class NotInCorpus(CorpusError):
 
 class Missing(NotInCorpus):
     """No file at a path the corpus would serve (never there, or deleted)."""
+
+
+class Moved(CorpusError):
+    """A docs file whose text the index does not hold (see `CorpusFile.content`) no longer has the
+    content it was indexed with: it changed, or went, since. Re-index it and ask again."""

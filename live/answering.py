@@ -50,24 +50,39 @@ def search(
     """Answer from one generation, then make sure no hit comes from a file that changed since
     it was indexed (a deleted or edited file is re-checked and the search run again). The re-checks
     wait for updates and pause for files to hold still at most `CATCH_UP_S` in all: files that
-    keep changing are answered from the last generation searched, their roots marked changing."""
+    keep changing are answered from the last generation searched, their roots marked changing.
+
+    The hits hold their text when answered: a docs file's lines are read from it (the index does
+    not hold them) and checked against the digest it was indexed with; a hit whose file no longer
+    has that content is left out, the file indexed again, and the search run again."""
     until = time.monotonic() + CATCH_UP_S
     for _ in range(VERIFY_ROUNDS):
         with live.view() as view:
-            found = view.policy.answer(query, k, offset, scope, view.corpus, deadline_s)
+            found, moved = holding(view.policy.answer(query, k, offset, scope, view.corpus, deadline_s))
             found = replace(found, freshness=freshness(live, view, roots))
-        stale = live.verify((d.unit for d in found.docs), view.generation, until)
+        for path in moved:
+            live.reread(path, until)
+        stale = live.verify((d.unit for d in found.docs), view.generation, until) or bool(moved)
         if not stale or time.monotonic() >= until:
             break
     if stale and found.freshness is not None:
         moment = time.time()
-        for doc in found.docs:
-            if (root := live.root_of(doc.unit.path)) is not None:
+        for path in [*(d.unit.path for d in found.docs), *moved]:
+            if (root := live.root_of(path)) is not None:
                 live.missed(root, moment)
         fresh = found.freshness
         changing = tuple(c for c in live.changing(roots) if c not in fresh.indexing)
         found = replace(found, freshness=replace(fresh, indexing=(*fresh.indexing, *changing)))
     return found
+
+
+def holding(found: Answer) -> tuple[Answer, list[str]]:
+    """The answer with every hit holding its text (see `Unit.holding`), but for the hits whose
+    file no longer has the content it was indexed with: those are left out, and their files'
+    display paths returned."""
+    held = [(d, d.unit.holding()) for d in found.docs]
+    docs = [replace(d, unit=unit) for d, unit in held if unit is not None]
+    return replace(found, docs=docs), [d.unit.path for d, unit in held if unit is None]
 
 
 def read(

@@ -19,9 +19,18 @@ from pathlib import Path
 
 from corpus.catalog import CorpusFile
 from corpus.ignore import IGNORE_FILES, IgnoreRules
-from corpus.roots import Root
+from corpus.roots import Root, RootKind
 from corpus.scan import FileRef, SkippedFile, Walk, check_name, included, refused, walk, walk_folders
 from retrieval.engine.library import Prepared
+
+
+def holds_text(root: Root) -> bool:
+    """Whether the live index holds the text of a root's files: an `.AGENTS` root's, yes (small,
+    and the instructions, the rules and the pinned files read them whole); a docs root's, no (a
+    hit's lines are read from its file when an answer shows them: tldr's text is 24 MB as Python
+    strings, a tenth of the server)."""
+    return root.kind is not RootKind.DOCS
+
 
 PATROL_READS = 50
 """Files one patrol step reads at most (a bulk change is read over several calls)."""

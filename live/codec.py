@@ -4,7 +4,8 @@ while restoring (damaged, truncated, another version, arrays that disagree) rais
 is discarded.
 
 Strings are interned into a table stored as NUL-separated UTF-8 blobs; a unit's text is an offset
-into its file's text.
+into its file's text. A file the index does not hold the text of (a docs file, see
+`CorpusFile.held`) is stored without it, and restored so: its units read their lines from it.
 """
 
 from __future__ import annotations
@@ -24,10 +25,11 @@ from corpus.catalog import CorpusFile
 from corpus.frontmatter import EMPTY, FrontMatter
 from corpus.identity import display_path
 from corpus.roots import Root
+from live.changes import holds_text
 from retrieval.chunks.units import Unit
 from retrieval.engine.index import Packed
 
-FORMAT = 11
+FORMAT = 12
 """Bump when the layout below, or what a unit or a posting means, changes."""
 
 
@@ -125,15 +127,15 @@ def arrays(
         "f_uri": _ints((strings.add(f.uri) for f in files), n),
         "f_stat": _ints(chain.from_iterable(f.stamp for f in files), 3 * n).reshape(-1, 3),
         "f_digest": _ints((strings.add(f.digest) for f in files), n),
-        "f_text": _ints((strings.add(f.text) for f in files), n),
+        "f_text": _ints((strings.add(f.text if f.held else None) for f in files), n),
         "f_pinned": np.fromiter((f.pinned for f in files), dtype=np.bool_, count=n),
         "f_meta": _ints((strings.add(_meta(f.meta)) for f in files), n),
     }
-    texts = {f.path: f.text for f in files}
+    by_path = {f.path: f for f in files}
     for prefix, packed in (("s", sections), ("w", windows)):
         units = packed.payloads
         m, g = len(units), len(packed.groups)
-        at = _offsets(units, texts)
+        at = _offsets(units, by_path)
         arrays |= {
             f"{prefix}_groups": _ints((number[str(group)] for group, _ in packed.groups), g),
             f"{prefix}_counts": _ints((count for _, count in packed.groups), g),
@@ -147,7 +149,7 @@ def arrays(
             # (and a length), which keeps the entry about a third of the size of storing it again,
             # and restored as a view of the restored file's text (see `Unit.source`).
             f"{prefix}_at": np.array(at, dtype=np.int64),
-            f"{prefix}_len": _ints((u.end - u.at if u.end >= 0 else len(u.source) for u in units), m),
+            f"{prefix}_len": _ints((u.end - u.at if u.end >= 0 else len(u.text) for u in units), m),
             f"{prefix}_text": _ints((-1 if a >= 0 else strings.add(u.text) for u, a in zip(units, at, strict=True)), m),
             f"{prefix}_trail_len": _ints((len(u.trail) for u in units), m),
             f"{prefix}_trail": np.fromiter((strings.add(t) for u in units for t in u.trail), dtype=np.int64),
@@ -169,13 +171,19 @@ def _ints(values: Iterable[int], count: int) -> npt.NDArray[np.int64]:
     return np.fromiter(values, dtype=np.int64, count=count)
 
 
-def _offsets(units: Sequence[Unit], texts: Mapping[str, str]) -> list[int]:
+def _offsets(units: Sequence[Unit], files: Mapping[str, CorpusFile]) -> list[int]:
     """Each unit's character offset in its file's text, or -1 where it holds its own text (then
     the text itself is stored)."""
     found = []
     for u in units:
-        text = texts.get(u.path)
-        view = u.end >= 0 and text is not None and (u.source is text or u.source == text)
+        f = files.get(u.path)
+        source = u.source
+        if f is None or u.end < 0:
+            view = False
+        elif isinstance(source, str):
+            view = f.held and (source is f.text or source == f.text)
+        else:
+            view = not f.held and (source is f or source.digest == f.digest)
         found.append(u.at if view else -1)
     return found
 
@@ -189,7 +197,6 @@ def restore(root: Root, key: str, a: Mapping[str, npt.NDArray[Any]]) -> Restored
         "f_rel",
         "f_uri",
         "f_digest",
-        "f_text",
         "s_trail",
         "w_trail",
         "s_words",
@@ -197,6 +204,8 @@ def restore(root: Root, key: str, a: Mapping[str, npt.NDArray[Any]]) -> Restored
     ):
         if len(a[name]) and a[name].min() < 0:
             raise ValueError(f"{name} names no string")
+    if len(a["f_text"]) and a["f_text"].min() < (0 if holds_text(root) else -1):
+        raise ValueError("f_text names no string")
     files = []
     for rel, uri, (size, mtime, ctime), digest, text, pinned, meta in zip(
         a["f_rel"].tolist(),
@@ -215,15 +224,17 @@ def restore(root: Root, key: str, a: Mapping[str, npt.NDArray[Any]]) -> Restored
                 path=display_path(root, s[rel]),
                 uri=s[uri],
                 pinned=pinned,
-                text=s[text],
+                text=s[text] if text >= 0 else "",
                 size=size,
                 mtime_ns=mtime,
                 ctime_ns=ctime,
                 digest=s[digest],
                 meta=_front_matter(s[meta]) if meta >= 0 else EMPTY,
+                held=text >= 0,
             )
         )
-    sizes = np.array([len(f.text) for f in files], dtype=np.int64)  # to check every unit's bounds at once
+    # To check every unit's bounds at once: a text not held has at most as many characters as bytes.
+    sizes = np.array([len(f.text) if f.held else f.size for f in files], dtype=np.int64)
     return Restored(files, _packed(a, "s", s, files, sizes), _packed(a, "w", s, files, sizes))
 
 
@@ -269,7 +280,7 @@ def _packed(
         Unit(
             f.path,
             f.uri,
-            f.text if a >= 0 else s[text],
+            (f.text if f.held else f) if a >= 0 else s[text],
             first,
             last,
             s[heading] if heading >= 0 else None,

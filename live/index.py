@@ -42,7 +42,7 @@ from corpus.rules import PinSet
 from corpus.scan import FileRef, SkippedFile
 from live import codec, workers
 from live.cache import IndexCache
-from live.changes import Batch, Pass, fs_path, refreshed, relative, swept
+from live.changes import Batch, Pass, fs_path, holds_text, refreshed, relative, swept
 from live.persist import SAVE_ON_EXIT_FILES, IdleSaves, freeze_chunk, without_collections
 from live.settle import SETTLE_S, Settler
 from live.store import Progress, Store
@@ -274,6 +274,13 @@ class LiveIndex(Store):
         `deadline`, as for `sweep`."""
         change = self._update(root, lambda: self._refresh(root, paths, deadline), deadline)
         return Change() if change is None else change
+
+    def reread(self, path: str, deadline: float | None = None) -> None:
+        """Read one file again now, by display path (a docs file found not to hold the content
+        it was indexed with); not while its root's first indexing runs (answers then are partial)."""
+        root = self.root_of(path)
+        if root is not None and root.label not in self.building:
+            self.refresh(root, [fs_path(root, split_display(path)[1])], deadline)
 
     def mark_fresh(self, root: Root, moment: float) -> None:
         """As `Store.mark_fresh`, but never while a file of the root was left as it was because
@@ -543,12 +550,13 @@ class LiveIndex(Store):
     def _take(self, ref: FileRef, text: FileText, known: dict[str, CorpusFile], batch: Batch) -> None:
         """A file read whole: into the batch, with its units when its content changed."""
         f = self.corpus.corpus_file(ref, text)
-        batch.files[ref.rel] = f
         old = known.get(ref.rel)
         if old is None or old.digest != f.digest:
-            batch.prepared[f.path] = self.library.prepare(
-                f.path, f.uri, f.text, f.searchable, f.meta.title, f.meta.tags
-            )
+            f, units = self.library.prepare_file(f, holds_text(ref.root))
+            batch.prepared[f.path] = units
+        elif not holds_text(ref.root):
+            f = f.without_text()
+        batch.files[ref.rel] = f
 
 
 def merged(changes: Sequence[Change]) -> Change:

@@ -32,6 +32,7 @@ from corpus.roots import Root
 from corpus.rules import PinSet
 from corpus.scan import FileRef
 from live import codec
+from live.changes import holds_text
 from live.settle import hold_still
 from retrieval.engine.library import Library
 from retrieval.engine.ranking import Ranking
@@ -131,9 +132,9 @@ def read_part(root: Root, refs: list[FileRef], max_bytes: int, settle_s: float, 
         if text.stamp != ref.stamp or text.size == 0:
             unread.append(ref.rel)
             continue
-        f = corpus.corpus_file(ref, text)
+        f, units = library.prepare_file(corpus.corpus_file(ref, text), holds_text(root))
         files.append(f)
-        prepared[f.path] = library.prepare(f.path, f.uri, f.text, f.searchable, f.meta.title, f.meta.tags)
+        prepared[f.path] = units
     library.apply(prepared)
     paths = [f.path for f in files]
     packed = codec.arrays(root, PART, files, library.sections.pack(paths), library.windows.pack(paths))

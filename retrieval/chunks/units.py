@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from corpus.catalog import CorpusFile
+from corpus.errors import Moved
 from corpus.markdown import is_markdown, split_lines
 from retrieval.chunks.anchors import anchors, citation
 from retrieval.chunks.sections import INTRO, sections
@@ -22,9 +23,10 @@ class Unit(NamedTuple):
     path: str
     """Display path, `<root label>/<relative path>`."""
     uri: str
-    source: str
+    source: str | CorpusFile
     """The file's text, which `text` is a slice of (`at`..`end`): shared by every unit of the file,
-    so a unit costs no copy of its lines; or, with `end` -1, the unit's text itself."""
+    so a unit costs no copy of its lines; or, with `end` -1, the unit's text itself; or the file,
+    when the index does not hold its text (`CorpusFile.content` reads it, or raises `Moved`)."""
     start_line: int
     end_line: int
     heading: str | None = None
@@ -41,7 +43,18 @@ class Unit(NamedTuple):
     @property
     def text(self) -> str:
         """The original lines `start_line`..`end_line`, joined by newlines."""
-        return self.source if self.end < 0 else self.source[self.at : self.end]
+        source = self.source if isinstance(self.source, str) else self.source.content()
+        return source if self.end < 0 else source[self.at : self.end]
+
+    def holding(self) -> Unit | None:
+        """This unit holding its own text (read now if the index does not hold it), or None if
+        its file no longer has the content it was indexed with (see `CorpusFile.content`)."""
+        if isinstance(self.source, str):
+            return self
+        try:
+            return self._replace(source=self.text, at=0, end=-1)
+        except Moved:
+            return None
 
     def starting_at(self, line: int) -> Unit:
         """This unit without its lines before `line` (a line of it)."""
@@ -49,7 +62,7 @@ class Unit(NamedTuple):
         cut = 0
         for _ in range(line - self.start_line):
             cut = text.index("\n", cut) + 1
-        end = self.end if self.end >= 0 else len(self.source)
+        end = self.end if self.end >= 0 else len(text)
         return self._replace(start_line=line, at=self.at + cut, end=end)
 
     @property
@@ -137,4 +150,4 @@ def line_starts(text: str) -> list[int]:
 
 def sections_of(f: CorpusFile) -> list[Unit]:
     """A corpus file's sections, its front matter title heading every trail."""
-    return section_units(f.path, f.uri, f.text, f.meta.title, f.meta.tags)
+    return section_units(f.path, f.uri, f.content(), f.meta.title, f.meta.tags)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from corpus.catalog import Corpus
+from corpus.catalog import Corpus, CorpusFile
 from corpus.markdown import is_markdown
 from retrieval.chunks.units import Unit, section_units, window_units
 from retrieval.engine.index import BM25Index, Doc
@@ -43,6 +43,19 @@ class Library:
         windows = window_units(path, uri, text, heads, tags)
         return Prepared(self.docs(heads if searchable else []), self.docs(windows))
 
+    def prepare_file(self, f: CorpusFile, hold: bool = True) -> tuple[CorpusFile, Prepared]:
+        """`prepare` for a corpus file read whole, and the file as the index keeps it: itself, or
+        (`hold` False) without its text, which its units then read from the file when asked for
+        (see `Unit.source`): the index holds none of it."""
+        prepared = self.prepare(f.path, f.uri, f.content(), f.searchable, f.meta.title, f.meta.tags)
+        if hold or not f.held:
+            return f, prepared
+        kept = f.without_text()
+        return kept, Prepared(
+            [Doc(d.payload._replace(source=kept), d.fields, d.order) for d in prepared.sections],
+            [Doc(d.payload._replace(source=kept), d.fields, d.order) for d in prepared.windows],
+        )
+
     def apply(self, changes: Mapping[str, Prepared | None]) -> None:
         """Index prepared files and remove those mapped to None, as one update per index."""
         self.sections.update({p: c.sections if c else [] for p, c in changes.items()})
@@ -61,10 +74,5 @@ class Library:
 def index_corpus(corpus: Corpus, library: Library | None = None) -> Library:
     """A library holding every file of `corpus`."""
     library = library or Library()
-    library.apply(
-        {
-            f.path: library.prepare(f.path, f.uri, f.text, f.searchable, f.meta.title, f.meta.tags)
-            for f in corpus.files.values()
-        }
-    )
+    library.apply({f.path: library.prepare_file(f)[1] for f in corpus.files.values()})
     return library

@@ -36,6 +36,7 @@ class OutlineRoot(BaseModel):
     kind: str
     files: int
     tokens: int
+    """Characters / 4; for a docs root, whose text the index does not hold, bytes / 4."""
 
 
 class Outline(BaseModel):
@@ -74,7 +75,7 @@ def outline(corpus: Corpus) -> Outline:
                 label=root.label,
                 kind=root.kind.value,
                 files=len(mine),
-                tokens=sum(len(f.text) for f in mine) // 4,
+                tokens=sum(len(f.text) if f.held else f.size for f in mine) // 4,
             )
         )
     return Outline(files=files, roots=roots)

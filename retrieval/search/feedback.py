@@ -36,8 +36,13 @@ def relevance_model(
         return list(query), list(query_weights)
     model: dict[str, float] = {}
     for hit in first:
-        text_terms = Counter(ranking.tokenize(hit.payload.text))
+        held = hit.payload.holding()
+        if held is None:
+            continue  # its file changed since it was indexed: the answer leaves it out too
+        text_terms = Counter(ranking.tokenize(held.text))
         length = sum(text_terms.values())
+        if not length:
+            continue
         share = hit.score / total_score
         for term, tf in text_terms.items():
             model[term] = model.get(term, 0.0) + share * tf / length

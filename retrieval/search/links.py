@@ -29,11 +29,15 @@ class LinkTo:
 
 
 def links(unit: Unit, corpus: Corpus) -> tuple[LinkTo, ...]:
-    """Relative links in `unit` that land on a file of the same root (anchors kept)."""
+    """Relative links in `unit` that land on a file of the same root (anchors kept); none from a
+    unit whose file changed since it was indexed (an answer leaves it out, see `Unit.holding`)."""
+    held = unit.holding()
+    if held is None:
+        return ()
     label, rel = split_display(unit.path)
     found: list[LinkTo] = []
     seen: set[str] = set()
-    for text, href in hrefs(unit.text):
+    for text, href in hrefs(held.text):
         parts = urlsplit(href)
         if parts.scheme or parts.netloc:
             continue  # http:, mailto:, agents:... are not relative links

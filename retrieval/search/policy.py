@@ -197,9 +197,10 @@ def _by_path(
     for u in units:
         last = distinct[-1] if distinct and distinct[-1].path == u.path else None
         if last is not None and u.start_line <= last.end_line:
-            if u.end_line <= last.end_line:
+            held = u.holding()
+            if u.end_line <= last.end_line or held is None:  # None: changed since indexed (left out)
                 continue
-            u = u.starting_at(last.end_line + 1)
+            u = held.starting_at(last.end_line + 1)
         distinct.append(u)
     return [RetrievedDocument(u, 1.0) for u in distinct[:want]], len(distinct)
 

@@ -55,7 +55,8 @@ def assert_like_fresh(live: LiveIndex, agents: Path, docs: Path | None) -> None:
     fresh = open_live(agents, docs, None)
     assert sorted(live.corpus.files) == sorted(fresh.corpus.files)
     for path, f in fresh.corpus.files.items():
-        assert live.corpus.files[path].text == f.text
+        assert live.corpus.files[path].content() == f.content()
+        assert live.corpus.files[path].held == f.held
         assert live.corpus.files[path].meta == f.meta
         assert live.corpus.files[path].pinned == f.pinned
     for query in [*QUERIES, "alpha beta", "secrets", "deploy notes", "sharp", "plain text", "gamma7"]:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from corpus.errors import NotInCorpus
-from corpus.roots import make_roots
+from corpus.roots import RootKind, make_roots
 from live.answering import now, read, search
 from live.index import LiveIndex
 from retrieval.search.answer import SECTIONS, WINDOWS, Answer, Scope
@@ -151,3 +151,55 @@ def test_hits_whose_file_cannot_be_updated_in_time_are_answered_and_marked_chang
     answer = ask(live, "zebra")
     assert answer.freshness is not None and answer.freshness.indexing == ()
     assert "moved" in live.corpus.files[".AGENTS/services/deploy.md"].text
+
+
+@pytest.fixture
+def with_docs(agents: Path, make_tree: Callable[..., Path]) -> tuple[LiveIndex, Path]:
+    docs = make_tree(
+        {
+            "guide.md": "# Guide\n\n## Walrus\n\nThe walrus lever opens the gate.\n",
+            "other.md": "# Other\n\nNothing about that animal.\n",
+        },
+        name="docs",
+    )
+    return LiveIndex(make_roots([agents], [docs]), settle_s=0), docs
+
+
+def ask_docs(live: LiveIndex, query: str) -> Answer:
+    return search(live, query, 5, 0, Scope(WINDOWS), live.roots)
+
+
+def test_the_index_holds_no_docs_text_and_answers_hold_the_lines_read_from_the_file(
+    with_docs: tuple[LiveIndex, Path],
+) -> None:
+    live, _ = with_docs
+    guide = live.corpus.files["docs/guide.md"]
+    assert not guide.held and guide.text == ""
+    assert all(f.held and f.text for f in live.corpus.files.values() if f.root.kind is RootKind.AGENTS)
+    with live.view() as view:
+        assert all(u.source is guide for u in view.library.windows.payloads("docs/guide.md"))
+    answer = ask_docs(live, "walrus lever")
+    top = answer.docs[0].unit
+    assert top.path == "docs/guide.md" and isinstance(top.source, str)
+    assert top.text == "# Guide\n\n## Walrus\n\nThe walrus lever opens the gate."
+
+
+def test_a_docs_file_edited_since_it_was_indexed_is_read_again_before_it_is_shown(
+    with_docs: tuple[LiveIndex, Path],
+) -> None:
+    live, docs = with_docs
+    generation = live.generation
+    (docs / "guide.md").write_text("# Guide\n\n## Walrus\n\nThe walrus lever now closes the gate.\n")
+    answer = ask_docs(live, "walrus lever")  # no sweep, no watcher: the answer finds out itself
+    assert answer.docs[0].unit.text.endswith("The walrus lever now closes the gate.")
+    assert live.generation > generation and live.corpus.files["docs/guide.md"].content().endswith("closes the gate.\n")
+
+
+def test_a_docs_file_deleted_since_it_was_indexed_is_left_out_of_the_answer(
+    with_docs: tuple[LiveIndex, Path],
+) -> None:
+    live, docs = with_docs
+    (docs / "guide.md").unlink()
+    answer = ask_docs(live, "walrus lever")
+    assert [d.unit.path for d in answer.docs] == []
+    assert "docs/guide.md" not in live.corpus.files

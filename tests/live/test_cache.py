@@ -267,3 +267,18 @@ def test_cache_flags_and_subcommand_through_the_real_entry_point(trees: tuple[Pa
     assert inside.returncode == 2
     assert "is inside the corpus root" in inside.stderr and "--no-cache" in inside.stderr
     assert not (agents / "cache").exists()  # the server never writes to the corpus
+
+
+def test_a_docs_roots_entry_holds_none_of_its_text_and_restores_it_from_the_files(
+    trees: tuple[Path, Path], cache_dir: Path
+) -> None:
+    agents, docs = trees
+    open_live(agents, docs, cache_dir).close()
+    entries = {e.read_bytes().count(b"Pinned text about alpha.") > 0: e for e in cache_dir.glob("*.index")}
+    assert set(entries) == {True, False}  # the .AGENTS entry holds its text
+    docs_entry = entries[False].read_bytes()
+    assert all(text.encode() not in docs_entry for text in DOCS.values())
+    second = open_live(agents, docs, cache_dir)
+    page = second.corpus.files["docs/page07.md"]
+    assert not page.held and page.content() == DOCS["page07.md"]
+    assert all(f.held for f in second.corpus.files.values() if f.path.startswith(".AGENTS/"))

@@ -191,7 +191,9 @@ def big_docs(make_tree: Callable[..., Path], name: str, seed: int) -> Path:
     """A docs root whose entry is over 1 MB."""
     rng = random.Random(seed)
     words = [f"{name}w{i}" for i in range(3000)]
-    return make_tree({f"p{i}.md": "# P\n\n" + " ".join(rng.choices(words, k=600)) + "\n" for i in range(80)}, name=name)
+    return make_tree(
+        {f"p{i}.md": "# P\n\n" + " ".join(rng.choices(words, k=600)) + "\n" for i in range(120)}, name=name
+    )
 
 
 def test_beyond_the_cap_the_least_recently_used_entries_go_at_start_up(
