@@ -5,6 +5,7 @@ update of it changed. `read_uri` reads one file fresh from disk, as the snapshot
 
 from __future__ import annotations
 
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -14,10 +15,10 @@ from typing import NamedTuple
 
 from corpus import frontmatter
 from corpus.conventions import Convention, convention_of
-from corpus.errors import CorpusError, Missing, Moved, NotInCorpus
+from corpus.errors import Missing, Moved, NotInCorpus
 from corpus.frontmatter import EMPTY, FrontMatter
 from corpus.identity import display_path, file_uri, parse_file_uri
-from corpus.read import DEFAULT_MAX_BYTES, FileText, Skipped, Stamp, read_text
+from corpus.read import DEFAULT_MAX_BYTES, FileText, Skipped, Stamp, read_again, read_text
 from corpus.roots import Root, RootKind
 from corpus.rules import PinSet
 from corpus.scan import FileRef, SkippedFile, refused, walk
@@ -91,19 +92,16 @@ class _Recent:
             if text is not None:
                 self.texts.move_to_end(key)
                 return text
-        try:  # at most its indexed size: a file that grew is not the one indexed either
-            read = read_text(f.root.path, Path(f.root.path, *f.rel.split("/")), max(f.size, 1))
-        except CorpusError:
-            read = None
-        if read is None or read.digest != f.digest:
+        text = read_again(os.path.join(f.root.path, *f.rel.split("/")), f.size, f.digest)  # noqa: PTH118
+        if text is None:
             raise Moved(f"{f.path} changed since it was indexed")
         with self.lock:
-            if len(read.text) <= self.chars and key not in self.texts:
-                self.texts[key] = read.text
-                self.held += len(read.text)
+            if len(text) <= self.chars and key not in self.texts:
+                self.texts[key] = text
+                self.held += len(text)
                 while self.held > self.chars:
                     self.held -= len(self.texts.popitem(last=False)[1])
-        return read.text
+        return text
 
 
 _recent = _Recent(chars=1 << 20)

@@ -31,6 +31,8 @@ _OPEN_FLAGS = (
 )
 
 
+_AGAIN_FLAGS = _OPEN_FLAGS & ~getattr(os, "O_NOFOLLOW", 0)
+"""`read_again` follows a link the walk followed to the file (its bytes are checked)."""
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
 _CONFINED = os.open in os.supports_dir_fd and _NOFOLLOW != 0
@@ -234,6 +236,29 @@ def _read_settled(fd: int, max_bytes: int, opened: os.stat_result, name: str) ->
 def _reread(fd: int, limit: int) -> bytes:
     os.lseek(fd, 0, os.SEEK_SET)
     return _read_at_most(fd, limit, limit - 1)
+
+
+def read_again(path: str, size: int, digest: str) -> str | None:
+    """The text of a file read before (by `read_text`) if it still holds exactly the bytes read
+    then (`size` bytes with this `digest`), else None: what an answer checks before it shows a
+    docs hit's lines (see `CorpusFile.content`), about five times cheaper than `read_text`. The
+    path is not confined as `read_text` confines it, and need not be: nothing is returned unless
+    it is those very bytes, which `read_text` read safely. Only a regular file of that size is
+    opened, and never waited on (`O_NONBLOCK`: a FIFO swapped in reads nothing)."""
+    try:
+        st = os.stat(path)  # noqa: PTH116 - a str path: every hit of an answer is read so
+        if not stat.S_ISREG(st.st_mode) or st.st_size != size:
+            return None
+        fd = os.open(path, _AGAIN_FLAGS)
+        try:
+            data = _read_at_most(fd, size + 1, size)
+        finally:
+            os.close(fd)
+    except OSError:
+        return None
+    if len(data) != size or hashlib.blake2b(data, digest_size=16).hexdigest() != digest:
+        return None
+    return decode(data)
 
 
 def stamp(st: os.stat_result) -> Stamp:

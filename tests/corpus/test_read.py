@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
+from corpus.read import read_again, read_text
 from tests.corpus.support import corpus_of, reasons
 from tests.tally import tried
 
@@ -30,3 +33,21 @@ def test_binary_invalid_utf8_and_too_large_are_skipped(make_tree: Callable[..., 
     assert got["big.md"] == "too large (2000 bytes, limit 1000)"
     assert "small.md" not in got
     tried("binary, not UTF-8 or too large (scan)", 3)
+
+
+def test_a_file_read_again_is_returned_only_while_it_holds_the_bytes_read_before(tmp_path: Path) -> None:
+    path = tmp_path / "page.md"
+    path.write_bytes(b"\xef\xbb\xbf# Page\r\n\r\nSame bytes.\r\n")
+    first = read_text(tmp_path, path)
+    again = partial(read_again, str(path), first.size, first.digest)
+    assert again() == first.text == "# Page\n\nSame bytes.\n"
+    path.write_bytes(b"\xef\xbb\xbf# Page\r\n\r\nSome bytes.\r\n")  # same size, other bytes
+    assert again() is None
+    path.unlink()
+    assert again() is None
+    path.mkdir()
+    assert again() is None
+    path.rmdir()
+    if hasattr(os, "mkfifo"):  # a FIFO in its place is never waited on
+        os.mkfifo(path)
+        assert again() is None
