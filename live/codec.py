@@ -60,6 +60,14 @@ class _Strings:
             self.table.append(value)
         return found
 
+    def each(self, values: Iterable[str]) -> npt.NDArray[np.int64]:
+        """Strings stored as they come, one entry each, with no lookup: paths, URIs, digests and
+        an index's words are unique or nearly (the lookup's table of every one of them was most
+        of what a cache write of tldr added)."""
+        start = len(self.table)
+        self.table.extend(values)
+        return np.arange(start, len(self.table), dtype=np.int64)
+
     def arrays(self) -> dict[str, npt.NDArray[Any]]:
         """The table as `parts` blobs of up to `_PART` strings each: encoded part by part, and
         never joined (a text join would make the whole table four bytes a character once one
@@ -123,10 +131,10 @@ def arrays(
     n = len(files)
     arrays: dict[str, npt.NDArray[Any]] = {
         "header": np.frombuffer(json.dumps(header).encode(), dtype=np.uint8),
-        "f_rel": _ints((strings.add(f.rel) for f in files), n),
-        "f_uri": _ints((strings.add(f.uri) for f in files), n),
+        "f_rel": strings.each(f.rel for f in files),
+        "f_uri": strings.each(f.uri for f in files),
         "f_stat": _ints(chain.from_iterable(f.stamp for f in files), 3 * n).reshape(-1, 3),
-        "f_digest": _ints((strings.add(f.digest) for f in files), n),
+        "f_digest": strings.each(f.digest for f in files),
         "f_text": _ints((strings.add(f.text if f.held else None) for f in files), n),
         "f_pinned": np.fromiter((f.pinned for f in files), dtype=np.bool_, count=n),
         "f_meta": _ints((strings.add(_meta(f.meta)) for f in files), n),
@@ -153,7 +161,7 @@ def arrays(
             f"{prefix}_text": _ints((-1 if a >= 0 else strings.add(u.text) for u, a in zip(units, at, strict=True)), m),
             f"{prefix}_trail_len": _ints((len(u.trail) for u in units), m),
             f"{prefix}_trail": np.fromiter((strings.add(t) for u in units for t in u.trail), dtype=np.int64),
-            f"{prefix}_words": _ints((strings.add(w) for w in packed.words), len(packed.words)),
+            f"{prefix}_words": strings.each(packed.words),
             f"{prefix}_indptr": packed.indptr,
             f"{prefix}_docs": packed.docs,
             f"{prefix}_tfs": packed.tfs,

@@ -280,36 +280,43 @@ class Postings(Generic[T]):
             terms_parts.append(segment.posting_terms()[kept])
             docs_parts.append(local[segment.docs[kept]])
             tfs_parts.append(segment.tfs[kept])
-        terms = np.concatenate(terms_parts) if terms_parts else np.zeros(0, dtype=np.int32)
+        del local
         tfs: Frequencies
         if len(terms_parts) > 1:  # ties keep segment order, that is slot order
+            terms = np.concatenate(terms_parts)
             order = np.argsort(terms, kind="stable")
             terms = terms[order]
             docs = np.concatenate(docs_parts)[order]
             tfs = narrow(np.concatenate(tfs_parts)[order])
+        elif terms_parts:  # no copy of the one segment's arrays (each copy was the peak's)
+            terms, docs, tfs = terms_parts[0], docs_parts[0], tfs_parts[0]
         else:
-            docs = docs_parts[0] if docs_parts else np.zeros(0, dtype=np.int32)
-            tfs = tfs_parts[0] if tfs_parts else np.zeros((0, self._n_fields), dtype=np.uint8)
+            terms, docs = np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int32)
+            tfs = np.zeros((0, self._n_fields), dtype=np.uint8)
+        del terms_parts, docs_parts, tfs_parts
         used_terms = np.zeros(max(len(self._vocab), 1), dtype=np.bool_)
         used_terms[terms] = True
         used = np.flatnonzero(used_terms)
         renamed = np.cumsum(used_terms, dtype=np.int32) - 1  # a used term's number in the pack
+        indptr = csr(renamed[terms])[1] if len(used) and len(terms) else np.zeros(1, dtype=np.int64)
+        del terms
         words = list(self._vocab)
         slots = np.flatnonzero(mask)
-        fwd = self._fwd.view()[np.repeat(mask, self._fwd_len.view())]
-        text = self._text.view()[np.repeat(mask, self._length.view()[:, 0])]
+        # One at a time, each selection gone once renamed: together they were a cache write's peak.
+        fwd = renamed[_rows(self._fwd.view(), self._fwd_len.view(), slots, mask)]
+        text = renamed[_rows(self._text.view(), self._length.view()[:, 0], slots, mask)]
         return Packed(
             groups=[(g, n) for _, n, g in spans],
             payloads=[self._payload(s) for s in slots.tolist()],
             orders=[self._order[s] for s in slots.tolist()],
             words=[words[t] for t in used.tolist()],
-            indptr=csr(renamed[terms])[1] if len(used) and len(terms) else np.zeros(1, dtype=np.int64),
+            indptr=indptr,
             docs=docs.astype(np.int32, copy=False),
             tfs=tfs,
-            fwd=renamed[fwd],
+            fwd=fwd,
             counts=self._fwd_len.view()[slots].copy(),
             lengths=self._length.view()[slots].copy(),
-            text=renamed[text],
+            text=text,
         )
 
     def unpack(self, packed: Packed[T]) -> None:
@@ -507,6 +514,21 @@ class Postings(Generic[T]):
         payload = self._payloads[slot]
         assert payload is not None, "a live slot always has its payload"
         return payload
+
+
+def _rows(
+    values: npt.NDArray[Any], lengths: npt.NDArray[Any], slots: npt.NDArray[Any], mask: npt.NDArray[Any]
+) -> npt.NDArray[Any]:
+    """The runs of `values` (one run of `lengths[i]` per slot, in slot order) of these `slots`
+    (`mask` marks them): a view when they are consecutive slots, as one root's files are."""
+    if len(slots) and int(slots[-1]) - int(slots[0]) + 1 == len(slots):
+        first, last = int(slots[0]), int(slots[-1])
+        start = int(lengths[:first].sum(dtype=np.int64))
+        end = start + int(lengths[first : last + 1].sum(dtype=np.int64))
+        run: npt.NDArray[Any] = values[start:end]
+        return run
+    picked: npt.NDArray[Any] = values[np.repeat(mask, lengths)]
+    return picked
 
 
 def _new_vocab() -> defaultdict[str, int]:
