@@ -105,6 +105,7 @@ class LiveIndex(Store):
         # Largest first (docs roots): restored into an empty index, their postings need no re-sorting.
         by_size = sorted(self.roots, key=lambda r: r.kind is not RootKind.DOCS)
         restored = without_collections(lambda: {r.label: self._restore(r) for r in by_size}) if cache else {}
+        self._restored = restored
         later = [r for r in self.roots if background and r.kind is RootKind.DOCS]
         for root in later:
             self.building[root.label] = Progress(phase="checking" if restored.get(root.label) else "indexing")
@@ -151,6 +152,13 @@ class LiveIndex(Store):
         if self._stopping.is_set():
             return  # cut short by shutdown: a half-read root is neither fresh nor worth caching
         self.building.pop(root.label, None)
+        log.info(
+            "%s: up to date with the disk %.0f ms after its %s began; files changed: %d",
+            root.label,
+            (time.time() - started) * 1000,
+            "check" if self._restored.get(root.label) else "indexing",
+            change.count,
+        )
         if self.last_error is None:
             self.mark_fresh(root, started)
         if change.count and self.progress is not None:

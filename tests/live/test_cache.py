@@ -282,3 +282,19 @@ def test_a_docs_roots_entry_holds_none_of_its_text_and_restores_it_from_the_file
     page = second.corpus.files["docs/page07.md"]
     assert not page.held and page.content() == DOCS["page07.md"]
     assert all(f.held for f in second.corpus.files.values() if f.path.startswith(".AGENTS/"))
+
+
+def test_the_log_says_when_each_root_is_up_to_date_with_the_disk(
+    trees: tuple[Path, Path], cache_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    agents, docs = trees
+    with caplog.at_level(logging.INFO, logger="agents_context.index"):
+        open_live(agents, docs, cache_dir).close()
+        assert "docs: up to date with the disk" in caplog.text
+        assert f"after its indexing began; files changed: {len(DOCS)}" in caplog.text
+        caplog.clear()
+        (docs / "page03.md").write_text("# Page 3\n\nrewritten while no server ran\n")
+        open_live(agents, docs, cache_dir).close()
+    lines = [r.getMessage() for r in caplog.records if "up to date with the disk" in r.getMessage()]
+    assert sorted(line.split(":")[0] for line in lines) == [".AGENTS", "docs"]
+    assert any(line.startswith("docs:") and line.endswith("after its check began; files changed: 1") for line in lines)
