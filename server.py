@@ -29,6 +29,7 @@ from watchfiles import awatch
 from cli.flags import COMMANDS, parse, show_help, version
 from cli.settings import Settings, announce, configure_logging, open_index
 from corpus.catalog import CorpusFile, read_uri
+from corpus.clients import Client, loaded_by
 from corpus.errors import CorpusError
 from corpus.identity import AGENTS_SCHEME, DOCS_SCHEME, SERVER_SCHEME
 from corpus.names import too_long
@@ -39,6 +40,7 @@ from live.status import StatusReport
 from live.watch import Watcher, WatchFactory
 from protocol import descriptions as d
 from protocol.arguments import EMPTY_QUERY, normalise, refusal
+from protocol.clients import name_of, resolve, shaping
 from protocol.frames import serve_stdio
 from protocol.legacy import Clients, add_subscriptions, advertise_list_changed, capture
 from protocol.notify import notifying
@@ -58,7 +60,9 @@ log = logging.getLogger("agents_context")
 NAME = "agents-context"
 STATUS_URI = f"{SERVER_SCHEME}://status"
 OUTLINE_URI = f"{SERVER_SCHEME}://outline"
-READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+"""Read-only, and reaching nothing but the project's files (the destructive and idempotent hints
+mean something only for a tool that writes, so they are not sent)."""
 SWITCH_INTERVAL_S = 0.0005
 """The interpreter's thread switch interval while serving (see `serve`)."""
 
@@ -81,6 +85,26 @@ class App:
 
     def status(self) -> StatusReport:
         return status.report(self.live, self.watcher, self.started)
+
+    def client_of(self, session: object) -> Client | None:
+        """The client a connection is treated as (`--client`, else the name it gave)."""
+        return resolve(self.settings.client, name_of(session))
+
+    def instructions(self, client: Client | None) -> str:
+        """The server instructions for `client`, from the index as it is now."""
+        live = self.live
+        has_docs = any(r.kind is RootKind.DOCS for r in live.roots)
+        with live.view() as view:
+            loaded = loaded_by(client, view.corpus)
+            return briefing.instructions(
+                view.corpus,
+                self.settings.instructions_budget,
+                has_docs,
+                view.library,
+                indexing(live),
+                loaded,
+                client.name if client else "",
+            )
 
     def read(self, uri: str) -> CorpusFile:
         """A file by URI, read now; `ResourceNotFoundError` (a JSON-RPC error) with why if not served."""
@@ -159,19 +183,14 @@ class AgentsServer(MCPServer[App]):
 def create_server(live: LiveIndex, settings: Settings, watch_factory: WatchFactory = awatch) -> AgentsServer:
     """The server over `live`: its instructions are computed now, from the index as it is."""
     app = App(settings, live, Watcher(live, settings.watching, watch_factory))
-    has_docs = any(r.kind is RootKind.DOCS for r in live.roots)
-    with live.view() as view:
-        instructions = briefing.instructions(
-            view.corpus, settings.instructions_budget, has_docs, view.library, indexing(live)
-        )
     server = AgentsServer(
         app,
         name=NAME,
         title="agents-context",
         version=version(),
-        instructions=instructions,
+        instructions=app.instructions(None),  # replaced per client when it connects (`shaping`)
         lifespan=_lifespan(app),
-        middleware=[capture(app.clients)],
+        middleware=[capture(app.clients), shaping(settings.client, app.instructions)],
     )
     advertise_list_changed(server)
     add_subscriptions(server, app.clients, live.roots)
@@ -197,6 +216,7 @@ def _search(
     detail: str,
     offset: int,
     generation: int | None,
+    explain: bool,
 ) -> CallToolResult:
     """`context_search` and `search_docs`: one search of `kind`, rendered within the budget."""
     if not query.strip():
@@ -209,7 +229,7 @@ def _search(
     scope = Scope(kind, path_prefix, root)
     found = answering.search(app.live, query, kind.clamp_k(k), offset, scope, roots, app.settings.deadline_s)
     gen_changed = generation is not None and found.freshness is not None and generation != found.freshness.generation
-    page = Page(detail, budget(max_tokens), offset, gen_changed, app.live.library.tokenize)
+    page = Page(detail, budget(max_tokens), offset, gen_changed, app.live.library.tokenize, explain=explain)
     rendered = (render_context if kind is SECTIONS else render_docs)(query, found, page)
     return tool_result(rendered.text, rendered.result)
 
@@ -229,8 +249,9 @@ def _tools(server: AgentsServer, app: App) -> None:
         generation: d.Generation = None,
         path_prefix: d.PathPrefix = None,
         root: d.AgentsRoot = None,
+        explain: d.Explain = False,
     ) -> Annotated[CallToolResult, SearchResult]:
-        return _search(app, SECTIONS, query, k, root, path_prefix, max_tokens, detail, offset, generation)
+        return _search(app, SECTIONS, query, k, root, path_prefix, max_tokens, detail, offset, generation, explain)
 
     @server.tool(title="Search documentation passages", annotations=READ_ONLY, description=texts.search_docs)
     def search_docs(
@@ -242,8 +263,9 @@ def _tools(server: AgentsServer, app: App) -> None:
         generation: d.Generation = None,
         path_prefix: d.PathPrefix = None,
         root: d.AnyRoot = None,
+        explain: d.Explain = False,
     ) -> Annotated[CallToolResult, SearchResult]:
-        return _search(app, WINDOWS, query, k, root, path_prefix, max_tokens, detail, offset, generation)
+        return _search(app, WINDOWS, query, k, root, path_prefix, max_tokens, detail, offset, generation, explain)
 
     @server.tool(title="Rules for a source file", annotations=READ_ONLY, description=texts.context_for_path)
     def context_for_path(
@@ -283,11 +305,13 @@ def _tools(server: AgentsServer, app: App) -> None:
             return error_result(str(exc))
         return tool_result(render_excerpt(excerpt, budget(max_tokens), answering.now(live, live.roots)))
 
-    def pinned_text() -> str:
+    def pinned_text(client: Client | None) -> str:
         app.catch_up()
         with live.view() as view:
             fields = freshness_fields(answering.freshness(live, view, live.agents_roots))
-            return briefing.pinned_context(view.corpus, app.settings.pinned_budget, fields, view.library)
+            loaded = loaded_by(client, view.corpus)
+            name = client.name if client else ""
+            return briefing.pinned_context(view.corpus, app.settings.pinned_budget, fields, view.library, loaded, name)
 
     @server.tool(
         name="pinned_context",
@@ -296,13 +320,13 @@ def _tools(server: AgentsServer, app: App) -> None:
         description=texts.pinned_context,
         structured_output=False,
     )
-    def pinned_context_tool() -> str:
-        return pinned_text()
+    def pinned_context_tool(ctx: Context) -> str:
+        return pinned_text(app.client_of(ctx.session))
 
     @server.prompt(name="pinned_context", title="Pinned project context")
-    async def pinned_context_prompt() -> str:
+    async def pinned_context_prompt(ctx: Context) -> str:
         """The project's pinned files in full, then the searchable files and their section headings."""
-        return await anyio.to_thread.run_sync(pinned_text)
+        return await anyio.to_thread.run_sync(pinned_text, app.client_of(ctx.session))
 
     @server.tool(title="Index status", annotations=READ_ONLY, description=texts.context_status)
     def context_status() -> Annotated[CallToolResult, StatusReport]:

@@ -8,6 +8,7 @@ from importlib import metadata
 from pathlib import Path
 
 from cli.settings import DEFAULTS
+from corpus.clients import BY_KEY, UNKNOWN
 from live.cache import default_dir
 from retrieval.render.hits import DEFAULT_MAX_TOKENS
 from retrieval.search.answer import SECTIONS, WINDOWS
@@ -149,7 +150,8 @@ def _budget_flags() -> argparse.ArgumentParser:
         type=int,
         default=DEFAULTS.instructions_budget,
         metavar="CHARS",
-        help=f"most characters of server instructions (default: {DEFAULTS.instructions_budget}, Claude Code's limit)",
+        help=f"most characters of server instructions (default: {DEFAULTS.instructions_budget}; Claude Code "
+        "2.1.328 cuts at 4096, earlier versions at 2048)",
     )
     return flags
 
@@ -195,6 +197,13 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="watch by polling instead of OS events (network drives, containers); the server "
         "also falls back to polling by itself when OS events fail",
+    )
+    serve.add_argument(
+        "--client",
+        choices=[*BY_KEY, UNKNOWN],
+        default=None,
+        help="answer as for this client, whatever name it gives (other: as for an unknown client, "
+        "which gets every pinned file and structured results); default: as the client names itself",
     )
     serve.add_argument(
         "--transport",

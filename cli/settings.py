@@ -73,6 +73,9 @@ class Settings:
     transport: str = "stdio"
     host: str = "127.0.0.1"
     port: int = 8000
+    client: str | None = None
+    """`--client`: the client to answer as (a key of `corpus.clients.BY_KEY`, or `other`), whatever
+    name it gives; None: as it names itself."""
     log_level: str | None = None
     """None: INFO when serving, WARNING for the other commands."""
     log_file: str | None = None

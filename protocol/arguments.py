@@ -56,7 +56,7 @@ def normalise(tool: str, schema: Mapping[str, Any], arguments: Mapping[str, Any]
 def check(name: str, schema: Mapping[str, Any], value: object) -> object:
     """`value` as the argument `name` takes it, or the `Refused` sentence: a null only where the
     schema allows one, a whole number (`whole_number`), one of an enum's choices in any case, a
-    string, true or false; anything the schema does not type is taken as it is."""
+    string, true or false (also written as a string); anything the schema does not type is taken as it is."""
     types = _types(schema)
     if value is None and "null" in types:
         return None
@@ -74,6 +74,8 @@ def check(name: str, schema: Mapping[str, Any], value: object) -> object:
     if "string" in types:
         return value if isinstance(value, str) else Refused(f"{name} must be a string, not {_shown(value)}")
     if "boolean" in types:
+        if isinstance(value, str) and value.strip().casefold() in ("true", "false"):
+            return value.strip().casefold() == "true"  # as models often write it
         return value if isinstance(value, bool) else Refused(f"{name} must be true or false, not {_shown(value)}")
     return value
 

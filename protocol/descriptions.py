@@ -34,18 +34,26 @@ class Descriptions:
     context_status: str
 
 
+NAMES_CHARS = 160
+"""The most characters of names (folders, pinned files, docs roots) each list in a description
+holds before it says `and N more`: whatever the project, `tools/list` stays within 16 KB."""
+_LABEL_CHARS = 40
+
+
 def describe(
     corpus: Corpus, indexing: Collection[str] = (), pinned_budget: int = briefing.PINNED_BUDGET_BYTES
 ) -> Descriptions:
     """The descriptions for a server over `corpus` as it is at start-up (`indexing`: labels of
     docs roots whose first indexing is still running, so their size is not known yet)."""
-    served = briefing.served(corpus)
-    names = briefing.pinned_names(corpus)
-    docs = briefing.listing(briefing.docs_roots(corpus, indexing))
+    served = briefing.served(corpus, NAMES_CHARS)
+    names = briefing.pinned_names(corpus, chars=NAMES_CHARS)
+    docs = briefing.listing(briefing.docs_roots(corpus, indexing), chars=NAMES_CHARS)
     agents = corpus.agents_root
-    label = agents.label if agents is not None else ".AGENTS"
-    example = file_uri(agents, "security.md") if agents is not None else "agents://security.md"
-    from_pinned = f' (and pinned="true" when from a pinned file: {names})' if names else ""
+    label = agents.label if agents is not None and len(agents.label) <= _LABEL_CHARS else ".AGENTS"
+    example = (
+        file_uri(agents, "security.md") if agents is not None and label == agents.label else "agents://security.md"
+    )
+    from_pinned = ' (pinned="true": from a pinned file)' if names else ""
     with_docs = f" and the documentation roots {docs}" if docs else ""
     no_docs = " This server has no documentation roots (--docs): prefer context_search." if not docs else ""
     pinned = (
@@ -56,8 +64,7 @@ def describe(
     return Descriptions(
         context_search=f"""\
 Search {served} for the sections that best match a query, each a <context path="..." section="..." \
-score="..."> block to quote{from_pinned}; the structured result adds each hit's citation and \
-section URI.
+score="..."> block to quote{from_pinned}.
 
 Call it before guessing about a project rule, convention, term or design decision. A miss lists the \
 nearest headings and files: retry with the words the documentation would use. The last line is \
@@ -66,30 +73,27 @@ the status line [agents-context method=... hits=... gen=...].""",
 Search {served} (pinned files included){with_docs} in passages of ~500 words (~700 tokens). Each \
 hit starts "--- <path>#<chunk> (score=...) ---"; a footer gives the cost. Prefer context_search for \
 rules and conventions; use search_docs for longer explanations and reference documentation, with \
-k=3 to 5 or detail="snippets", and synthesise rather than search again. A miss says "(no results)" \
-and lists the nearest files. The last line is a status line [agents-context ...].{no_docs}""",
+k=3 to 5 or detail="snippets". A miss says "(no results)" and lists the nearest files. The last \
+line is a status line [agents-context ...].{no_docs}""",
         context_for_path="""\
 Get the rules that apply to one source file before you edit it, most specific first: rules whose \
 own paths match it (Claude Code's and Cline's paths, Cursor's and Windsurf's globs, Copilot's \
-applyTo, Kiro's fileMatchPattern, or applies_to, this server's own key), AGENTS.md, CLAUDE.md and \
-GEMINI.md files in its folders, the rules of a monorepo package that contains it, and sections \
-whose headings or file names name its folders. Each block says which rule and why \
-(applies="claude paths: src/api/**"). One call replaces several searches.""",
+applyTo, Kiro's fileMatchPattern, applies_to), AGENTS.md, CLAUDE.md and GEMINI.md files in its \
+folders, a monorepo package's rules, and sections whose headings name its folders. Each block says \
+why it applies (applies="claude paths: src/api/**").""",
         read_context=f"""\
 Read a file, one section of it or a range of its lines: exactly the text on disk now. path is a \
 display path from an answer ({label}/security.md), a URI ({example}#secrets for one section) or a \
 path inside {label}/. A cut says where to continue (start_line=); an unknown path answers with the \
 closest existing paths.""",
         pinned_context=f"""\
-{pinned} the searchable files and their section headings. Call it once at the start of a task \
-unless the server instructions already hold the pinned text; it is always current, while the \
-instructions are a start-up snapshot. Costs the pinned files' size (at most \
-{pinned_budget // 1024} KB).""",
+{pinned} the searchable files and their section headings. Call it at the start of a task unless \
+the server instructions hold the pinned text, and again after your context was compacted; it is \
+always current. Costs the pinned files' size (at most {pinned_budget // 1024} KB).""",
         context_status="""\
 Check the index when answers look stale or empty: whether it is healthy, each root's files, \
-sections and windows, skipped files and why, the file watcher's health, the last error, the \
-generation and how fresh it is. Cheap; every search answer's status line already carries gen= and \
-fresh_as_of=.""",
+sections and windows, skipped files and why, the watcher's health, the last error, the \
+generation and how fresh it is.""",
     )
 
 
@@ -119,9 +123,34 @@ def listed(tool: Tool) -> Tool:
 def _listed(inputs: str, outputs: str) -> tuple[dict[str, Any], dict[str, Any] | None]:
     output_schema = json.loads(outputs)
     return (
-        lean(json.loads(inputs), keep=("description", "default", "examples")),
+        bounds_inside(lean(json.loads(inputs), keep=("description", "default", "examples"))),
         shared_defs(lean(inline_defs(output_schema), keep=())) if output_schema is not None else None,
     )
+
+
+_BOUNDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
+
+
+def bounds_inside(schema: dict[str, Any]) -> dict[str, Any]:
+    """`schema` with each nullable number's bounds moved into its number branch:
+    `{"anyOf": [{"type": "integer", "minimum": 0}, {"type": "null"}]}`. Beside an `anyOf`, a
+    bound applies to no type in particular, which strict validators (Gemini CLI's) warn about
+    on every call."""
+    properties = schema.get("properties")
+    if not isinstance(properties, dict):
+        return schema
+    moved: dict[str, Any] = {}
+    for name, prop in properties.items():
+        options = prop.get("anyOf") if isinstance(prop, dict) else None
+        bounds = {k: v for k, v in prop.items() if k in _BOUNDS} if isinstance(prop, dict) else {}
+        if not isinstance(options, list) or not bounds:
+            moved[name] = prop
+            continue
+        numbers = [o for o in options if isinstance(o, dict) and o.get("type") in ("integer", "number")]
+        moved[name] = {k: v for k, v in prop.items() if k not in _BOUNDS} | {
+            "anyOf": [{**o, **bounds} if o in numbers else o for o in options]
+        }
+    return {**schema, "properties": moved}
 
 
 def lean(schema: Mapping[str, Any], keep: Collection[str]) -> dict[str, Any]:
@@ -288,7 +317,7 @@ Query = Annotated[
 MaxTokens = Annotated[
     int,
     Field(
-        description="Answer budget in tokens (chars/4), 200-10000 (clamped).",
+        description="Budget in tokens, chars/4 (clamped).",
         json_schema_extra={"minimum": MIN_MAX_TOKENS, "maximum": MAX_MAX_TOKENS},
     ),
 ]
@@ -299,14 +328,14 @@ Detail = Annotated[
 Offset = Annotated[
     int,
     Field(
-        description="Hits to skip, 0 or more (clamped): the status line's next_offset.",
+        description="Hits to skip (clamped): the status line's next_offset.",
         json_schema_extra={"minimum": 0},
     ),
 ]
 Generation = Annotated[
     int | None,
     Field(
-        description="The gen= of the page you continue, 0 or more (clamped).",
+        description="The gen= of the page you continue (clamped).",
         json_schema_extra={"minimum": 0},
     ),
 ]
@@ -314,16 +343,20 @@ PathPrefix = Annotated[str | None, Field(description="Only files under this path
 SectionsK = Annotated[
     int,
     Field(
-        description=f"Most sections to return, 1-{SECTIONS.max_k} (clamped).",
+        description="Most sections to return (clamped).",
         json_schema_extra={"minimum": 1, "maximum": SECTIONS.max_k},
     ),
 ]
 WindowsK = Annotated[
     int,
     Field(
-        description=f"Most passages to return, 1-{WINDOWS.max_k} (clamped).",
+        description="Most passages to return (clamped).",
         json_schema_extra={"minimum": 1, "maximum": WINDOWS.max_k},
     ),
+]
+Explain = Annotated[
+    bool,
+    Field(description="Also return why each hit matched: its terms and their score shares (structured)."),
 ]
 AgentsRoot = Annotated[str | None, Field(description="Only this agents root, by label (a display path's first part).")]
 AnyRoot = Annotated[str | None, Field(description="Only this root, by label (a display path's first part).")]
@@ -339,14 +372,14 @@ Section = Annotated[str | None, Field(description="A heading, a trail ('Security
 StartLine = Annotated[
     int | None,
     Field(
-        description="First line, 1 or more (clamped); past the file's end is an error.",
+        description="First line (clamped); past the file's end is an error.",
         json_schema_extra={"minimum": 1},
     ),
 ]
 EndLine = Annotated[
     int | None,
     Field(
-        description="Last line, 1 or more (clamped), not before start_line; past the end: the last.",
+        description="Last line (clamped), not before start_line; past the end: the last.",
         json_schema_extra={"minimum": 1},
     ),
 ]

@@ -38,6 +38,8 @@ DOCS_PAST_END = "(no more results: {why})"
 DEFAULT_MAX_TOKENS = 4000
 MIN_MAX_TOKENS, MAX_MAX_TOKENS = 200, 10_000
 SNIPPET_CHARS = 320
+SCORE_DIGITS = 4
+"""Decimals of a structured hit's score (the text shows two): enough to order, not fifteen."""
 _LINE_CHARS = 160
 _NEAR_HEADING_CHARS = 160
 
@@ -63,6 +65,8 @@ class Page:
     """The index's tokenizer, to find the query's terms in a hit's lines (snippets)."""
     miss: str | None = None
     """The miss line, when not the search one (`context_for_path`)."""
+    explain: bool = False
+    """The structured result says why each hit matched (its terms and their shares of the score)."""
 
     @property
     def limit(self) -> int:
@@ -360,14 +364,14 @@ def matched_terms(doc: RetrievedDocument) -> list[MatchedTerm]:
 
 
 def _result(answer: Answer, page: Page, status: Status, texts: Sequence[str]) -> SearchResult:
-    explained = answer.method not in ("path", "applies")
+    explained = page.explain and answer.method not in ("path", "applies")
     hits = [
         Hit(
             rank=page.offset + i + 1,
             path=d.unit.path,
             heading=d.unit.heading,
             chunk_id=d.unit.chunk_id,
-            score=d.score,
+            score=round(d.score, SCORE_DIGITS),
             start_line=d.unit.start_line,
             end_line=d.unit.end_line,
             text=text,

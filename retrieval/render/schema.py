@@ -39,7 +39,7 @@ class Hit(BaseModel):
     uri: str = Field(description="Resource URI of the file, readable with resources/read.")
     section_uri: str = Field(description="URI of exactly this section (#anchor) or these lines (#L12-L30).")
     citation: str = Field(description="What to quote as the source: path:lines (heading trail).")
-    matched_terms: list[MatchedTerm] = Field(default_factory=list, description="Why it matched.")
+    matched_terms: list[MatchedTerm] = Field(default_factory=list, description="Why it matched (explain=true).")
     links: list[LinkTo] = Field(default_factory=list, description="Corpus sections this hit links to.")
     applies: str | None = Field(default=None, description="context_for_path: why this section applies.")
     pinned: bool = Field(default=False, description="From a pinned file (also in the instructions).")

@@ -72,7 +72,8 @@ async def test_the_instructions_name_the_folder_as_on_disk_the_pinned_files_and_
     async with Client(server) as client:
         instructions = client.instructions or ""
     assert len(instructions) <= 2048
-    assert instructions.startswith("agents-context serves this project's .agents/ folder:")
+    assert instructions.startswith("agents-context: call context_search before guessing about a project rule")
+    assert "It serves this project's .agents/ folder, what the team wants" in instructions
     assert ".AGENTS" not in instructions
     assert "(overview, conventions" not in instructions
     assert '<context path=".agents/rules.md">' in instructions  # the pin this server has, inline
@@ -92,10 +93,10 @@ async def test_the_tool_descriptions_name_what_is_served(server: AgentsServer) -
     assert all(len(d) < 2048 for d in tools.values())
     search = tools["context_search"]
     assert search.startswith("Search this project's .agents/ folder")
-    assert 'pinned="true" when from a pinned file: .agents/rules.md' in search
+    assert 'pinned="true": from a pinned file' in search
     assert "not searched here" not in search
     assert f"and the documentation roots {DOCS_NAMED} in passages" in tools["search_docs"]
-    assert "or applies_to, this server's own key" in tools["context_for_path"]
+    assert "Kiro's fileMatchPattern, applies_to)" in tools["context_for_path"]
     assert "Claude Code's and Cline's paths" in tools["context_for_path"]
     assert "Cursor's globs/applies_to" not in tools["context_for_path"]
     assert "(.agents/security.md)" in tools["read_context"]
@@ -120,6 +121,62 @@ async def test_tools_list_is_under_16_kb(server: AgentsServer, agents: Path, mod
     assert plain < TOOLS_LIST_LIMIT, plain
 
 
+LONG = "a-rather-long-folder-name-for-one-package-of-this-monorepo-" + "x" * 40
+"""A folder name near the longest a project has (names in descriptions are listed within a budget)."""
+
+
+def configuration(tmp_path: Path, roots: int, docs: int, pins: int, conventional: bool) -> AgentsServer:
+    """A server over `roots` .AGENTS folders with long names, each with `pins` pinned files of long
+    names, `docs` docs roots, and (with `conventional`) a project's agent files of every kind."""
+    from cli.settings import Settings, open_index
+    from server import create_server
+    from tests.conftest import write_tree
+
+    pinned = [f"{LONG}-{j}.md" for j in range(pins)]
+    agents = tuple(
+        write_tree(tmp_path / f"{LONG}-{i}" / ".AGENTS", {"overview.md": RULES, **dict.fromkeys(pinned, SECURITY)})
+        for i in range(roots)
+    )
+    documentation = tuple(write_tree(tmp_path / f"{LONG}-docs-{i}", {"a.md": GUIDE}) for i in range(docs))
+    project = None
+    if conventional:
+        rules = {f".cursor/rules/{LONG}-{j}.mdc": "---\nalwaysApply: true\n---\n# R\n" for j in range(pins)}
+        files = {"AGENTS.md": RULES, "CLAUDE.md": "@AGENTS.md\n", "GEMINI.md": RULES, ".claude/rules/a.md": RULES}
+        project = write_tree(tmp_path / LONG, {**files, **rules})
+    settings = Settings(
+        agents=agents, docs=documentation, conventional=project, pins=tuple(pinned) or None, no_cache=True
+    )
+    return create_server(open_index(settings), settings)
+
+
+CONFIGURATIONS = {
+    "one small folder": (1, 0, 0, False),
+    "two package folders, pins and docs": (2, 2, 3, True),
+    "twelve folders, eight docs roots, eight long pins each": (12, 8, 8, True),
+    "a project's agent files only": (0, 0, 8, True),
+}
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("client", ["mcp", "claude-code", "gemini-cli-mcp-client"])
+@pytest.mark.parametrize("shape", list(CONFIGURATIONS))
+async def test_tools_list_is_under_16_kb_in_every_configuration(
+    tmp_path: Path, shape: str, client: str, mode: str
+) -> None:
+    """Whatever the project holds, however many folders, pins and docs roots with whatever names,
+    and whichever client asks: every name beyond a small budget is counted, not listed."""
+    from mcp.types import Implementation
+
+    server = configuration(tmp_path, *CONFIGURATIONS[shape])
+    async with Client(server, mode=mode, client_info=Implementation(name=client, version="1")) as session:
+        result = await session.list_tools()
+    size = len(result.model_dump_json(by_alias=True, exclude_none=True).encode())
+    assert [t.name for t in result.tools] == TOOLS
+    assert size < TOOLS_LIST_LIMIT, (shape, client, size)
+    for tool in result.tools:
+        assert len(tool.description or "") <= 2048, tool.name  # Claude Code cuts longer ones
+
+
 async def test_input_schemas_keep_every_constraint_and_description(server: AgentsServer) -> None:
     schemas = {t.name: t.input_schema for t in (await listed(server))[0]}
     search = schemas["context_search"]
@@ -127,7 +184,7 @@ async def test_input_schemas_keep_every_constraint_and_description(server: Agent
     k = search["properties"]["k"]
     assert (k["type"], k["default"], k["minimum"], k["maximum"]) == ("integer", 3, 1, 20)
     assert search["properties"]["detail"]["enum"] == ["paths", "snippets", "sections"]
-    assert search["properties"]["generation"]["anyOf"] == [{"type": "integer"}, {"type": "null"}]
+    assert search["properties"]["generation"]["anyOf"] == [{"type": "integer", "minimum": 0}, {"type": "null"}]
     assert "default" not in search["properties"]["generation"]  # a null default says nothing
     for schema in schemas.values():
         for name, prop in schema["properties"].items():
@@ -199,6 +256,7 @@ WRONG: dict[str, list[object]] = {
     "string": [5, 2.5, True, ["secrets"], {"q": "secrets"}],
     "integer": ["seven", 2.5, True, "", [7], {"k": 7}, "1e1"],
     "enum": ["bogus", "", 5, True, ["paths"], {"detail": "paths"}],
+    "boolean": [5, 2.5, "yes", "", [True], {"explain": True}],
 }
 """Values of the wrong type for each kind of argument (null joins them where it is refused)."""
 
@@ -221,11 +279,22 @@ def bad_calls() -> list[tuple[str, str, object]]:
         "path_prefix": ("string", True),
         "root": ("string", True),
         "section": ("string", True),
+        "explain": ("boolean", False),
     }
     assert d.Detail is not None
     arguments = {
-        "context_search": ["query", "k", "max_tokens", "detail", "offset", "generation", "path_prefix", "root"],
-        "search_docs": ["query", "k", "max_tokens", "detail", "offset", "generation", "path_prefix", "root"],
+        "context_search": [
+            "query",
+            "k",
+            "max_tokens",
+            "detail",
+            "offset",
+            "generation",
+            "path_prefix",
+            "root",
+            "explain",
+        ],
+        "search_docs": ["query", "k", "max_tokens", "detail", "offset", "generation", "path_prefix", "root", "explain"],
         "context_for_path": ["path", "max_tokens", "detail"],
         "read_context": ["path", "section", "start_line", "end_line", "max_tokens"],
     }
@@ -399,8 +468,7 @@ def test_a_docs_root_still_being_indexed_is_named_without_a_size(agents: Path, d
 
     corpus = LiveIndex(make_roots([agents], docs)).corpus
     instructions = briefing.instructions(corpus, has_docs=True, indexing={"handbook"})
-    assert "it also searches handbook (being indexed) and api-reference (3 files, " in instructions
-    assert (
-        "the documentation roots handbook (being indexed) and api-reference"
-        in describe(corpus, {"handbook"}).search_docs
-    )
+    indexing = "handbook (indexing in the background; context_status shows how far)"
+    assert f"it also searches {indexing} and api-reference (3 files, " in instructions
+    assert f"the documentation roots {indexing} and api-reference" in describe(corpus, {"handbook"}).search_docs
+    assert "being indexed" not in instructions

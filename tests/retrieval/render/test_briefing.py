@@ -65,9 +65,10 @@ async def test_the_instructions_name_what_is_served(tmp_path: Path) -> None:
     write_tree(repo, {".AGENTS/overview.md": "# Overview\n\nA web shop.\n"})
     async with Client(serve(*parse(["--conventional"], cwd=repo))) as client:
         both = client.instructions or ""
-    assert conventional.startswith(
-        "agents-context serves this project's agent instruction files (AGENTS.md, Cursor rules and "
-        "Copilot instructions): what the team wants coding agents to know."
+    assert conventional.startswith("agents-context: call context_search before guessing about a project rule")
+    assert (
+        "It serves this project's agent instruction files (AGENTS.md, Cursor rules and "
+        "Copilot instructions), what the team wants coding agents to know." in conventional
     )
     assert ".AGENTS/" not in conventional.split("\n")[0]
-    assert both.startswith("agents-context serves this project's .AGENTS/ folder and its agent instruction files")
+    assert "It serves this project's .AGENTS/ folder and its agent instruction files" in both

@@ -265,10 +265,12 @@ async def test_the_phrase_check_stops_at_the_deadline(agents: Path) -> None:
     assert slow.calls <= 1 and len(result["hits"]) <= 1
 
 
-async def test_each_hit_explains_its_score_term_by_term(server: AgentsServer) -> None:
+async def test_each_hit_explains_its_score_term_by_term_when_asked(server: AgentsServer) -> None:
     async with Client(server) as client:
-        _, _, result = await call(client, "context_search", query="rollback zebra switch", k=1)
-        _, _, docs = await call(client, "search_docs", query="deploy rollback", k=1)
+        _, _, plain = await call(client, "context_search", query="rollback zebra switch", k=1)
+        _, _, result = await call(client, "context_search", query="rollback zebra switch", k=1, explain=True)
+        _, _, docs = await call(client, "search_docs", query="deploy rollback", k=1, explain="true")
+    assert plain["hits"][0]["matched_terms"] == []  # not asked: no term contributions
     (hit,) = result["hits"]
     terms = {m["term"]: m for m in hit["matched_terms"]}
     assert set(terms) == {"rollback", "zebra", "switch"}

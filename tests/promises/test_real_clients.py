@@ -1,0 +1,221 @@
+"""What reaches the model, through real clients: Claude Code, Codex and Gemini CLI, each run
+against a scripted stand-in for its model API (`tests/clients`), with our server started as a
+user starts it, in a project with the agent files of several tools. Each test reads the requests
+the client sent its model.
+
+- a search answer reaches the model as its documented text (within 1.1x its characters), never
+  as scores and term contributions unless the call asks to explain;
+- no file reaches the model twice: what the client loads itself is named, not sent again;
+- the instructions reach the model whole, within 2,048 characters, first line first.
+
+Each client skips, saying why, where it cannot run (no npm, no user namespaces).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+from mcp import Client
+from mcp.types import TextContent
+
+from tests.clients import claude, codex, gemini, record
+from tests.clients.standin import Say, ToolCall, Turn
+from tests.conftest import write_tree
+from tests.helpers import SERVER
+from tests.projects import parse, serve
+
+OVERVIEW = "# Overview\n\nOVERVIEW-MARK. The shop sells tea.\n\n" + "Background on the shop and its history. " * 60
+AGENTS = "# Agent guide\n\nAGENTS-MARK. Run `make test` before every commit.\n\n" + "Keep modules small. " * 40
+PROJECT: dict[str, str | bytes] = {
+    "AGENTS.md": AGENTS,
+    "CLAUDE.md": "# Claude\n\n@AGENTS.md\n\nCLAUDE-MARK. Prefer the Read tool.\n",
+    "GEMINI.md": "# Gemini\n\nGEMINI-MARK. Answer in English.\n",
+    ".claude/rules/style.md": "# Style\n\nCLAUDE-RULE-MARK. Two spaces in YAML.\n",
+    ".cursor/rules/always.mdc": "---\nalwaysApply: true\n---\n# Always\n\nCURSOR-MARK. No default exports.\n",
+    ".AGENTS/overview.md": OVERVIEW,
+    ".AGENTS/conventions.md": "# Conventions\n\nCONVENTIONS-MARK. snake_case modules.\n",
+    ".AGENTS/deploy.md": (
+        "# Deploy\n\nDeploys go through the pipeline.\n\n## Rollback\n\nRoll back with the zebra switch, then "
+        "page the on-call engineer.\n\n## Canary\n\nA canary takes five percent of traffic for an hour.\n"
+    ),
+    ".AGENTS/security.md": (
+        "# Security\n\n## Secrets\n\nNever print tokens; rotate the deploy token monthly.\n\n"
+        "## Logging\n\nLogs never hold secrets or customer e-mail addresses.\n"
+    ),
+}
+"""A project with the agent files of several tools, each holding a mark to count where it went;
+the pinned files are too large to go inline in the instructions, so they are asked for."""
+
+
+@dataclass(frozen=True)
+class Harness:
+    """One client: its runner module and how a tool's output reads as text."""
+
+    name: str
+    module: ModuleType
+    text: Callable[[str], str]
+    reads_structured: bool
+    loads: tuple[str, ...]
+    """The marks of the files the client loads itself, in this project."""
+
+
+def _codex_text(output: str) -> str:
+    """Codex's own framing (`Wall time: 0.0055 seconds`, `Output:`) removed: what the server sent."""
+    return re.sub(r"\AWall time: [0-9.]+ seconds\nOutput:\n", "", output)
+
+
+def _gemini_text(output: str) -> str:
+    response: dict[str, Any] = json.loads(output).get("response", {})
+    return str(response.get("output", ""))
+
+
+HARNESSES = {
+    "Claude Code": Harness("Claude Code", claude, str, True, ("AGENTS-MARK", "CLAUDE-MARK", "CLAUDE-RULE-MARK")),
+    "Codex": Harness("Codex", codex, _codex_text, True, ("AGENTS-MARK",)),
+    "Gemini CLI": Harness("Gemini CLI", gemini, _gemini_text, False, ("GEMINI-MARK",)),
+}
+
+
+@pytest.fixture(params=list(HARNESSES))
+def harness(request: pytest.FixtureRequest) -> Harness:
+    chosen = HARNESSES[request.param]
+    reason = chosen.module.available()
+    if reason is not None:
+        pytest.skip(reason)
+    return chosen
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    return write_tree(tmp_path / "shop", PROJECT)
+
+
+def command(project: Path) -> list[str]:
+    """Our server, as the README's client snippets start it."""
+    return [sys.executable, SERVER, "--project", str(project), "--no-cache"]
+
+
+def play(
+    harness: Harness, project: Path, *calls: tuple[str, dict[str, Any]], server: list[str] | None = None
+) -> tuple[Any, list[str]]:
+    """Run the client once; the model calls each of `calls` in turn, then answers. The run, and
+    the text of each call's output as the model read it."""
+    turns: list[Turn] = [[ToolCall(harness.module.tool_name(tool), args)] for tool, args in calls]
+    run = harness.module.run(project, [*turns, Say("done")], server=server or command(project))
+    outputs = harness.module.tool_outputs(run)
+    assert len(outputs) == len(calls), (run.returncode, run.stderr[-2000:])
+    return run, [harness.text(output) for output in outputs]
+
+
+async def documented(project: Path, tool: str, args: dict[str, Any]) -> str:
+    """The tool's documented text for the same call: what an unknown client gets as text."""
+    async with Client(serve(*parse(["--project", str(project)], cwd=project))) as client:
+        result = await client.call_tool(tool, args)
+    (block,) = result.content
+    assert isinstance(block, TextContent)
+    return block.text
+
+
+SEARCHES: list[tuple[str, dict[str, Any]]] = [
+    ("context_search", {"query": "rollback canary deploy"}),
+    ("search_docs", {"query": "secrets logging"}),
+    ("context_status", {}),
+]
+
+
+@pytest.mark.anyio
+async def test_a_search_answer_reaches_the_model_as_its_text(harness: Harness, project: Path) -> None:
+    _, outputs = play(harness, project, *SEARCHES)
+    for (tool, args), seen in zip(SEARCHES, outputs, strict=True):
+        text = await documented(project, tool, args)
+        assert "contribution" not in seen and "matched_terms" not in seen, (harness.name, tool, seen[:300])
+        assert not seen.lstrip().startswith("{"), (harness.name, tool, seen[:300])
+        first_line = text.split("\n", 1)[0]
+        assert first_line in seen, (harness.name, tool, seen[:300])
+        if harness.reads_structured:  # the issue's target for Claude Code and Codex
+            assert len(seen) <= 1.1 * len(text), (harness.name, tool, len(seen), len(text))
+    assert '<context path=".AGENTS/deploy.md" section="Rollback"' in outputs[0], outputs[0][:300]
+    assert "Roll back with the zebra switch" in outputs[0]
+
+
+def test_asked_to_explain_the_model_gets_each_hits_terms(harness: Harness, project: Path) -> None:
+    _, (seen,) = play(harness, project, ("context_search", {"query": "rollback zebra", "explain": True}))
+    if harness.reads_structured:
+        result = json.loads(seen[seen.index("{") :])
+        terms = {m["term"] for hit in result["hits"] for m in hit["matched_terms"]}
+        assert {"rollback", "zebra"} <= terms
+    else:  # Gemini CLI passes a result's text alone: the explanation goes nowhere, the text still does
+        assert "zebra switch" in seen
+
+
+def test_no_file_reaches_the_model_twice(harness: Harness, project: Path) -> None:
+    run, (pinned,) = play(harness, project, ("pinned_context", {}))
+    first = harness.module.context_text(run, 0)
+    last = harness.module.context_text(run, len(run.requests) - 1)
+    for mark in harness.loads:  # the client loaded it: it is named in the answer, not sent again
+        assert first.count(mark) == 1, (harness.name, mark)
+        assert last.count(mark) == 1, (harness.name, mark)
+    assert f"Already in your context, loaded by {harness.name} itself:" in pinned
+    for mark in ("OVERVIEW-MARK", "CONVENTIONS-MARK"):  # not loaded by any client: sent once, whole
+        assert mark not in first, (harness.name, mark)
+        assert last.count(mark) == 1, (harness.name, mark)
+    assert "Background on the shop and its history." in pinned
+
+
+def test_the_instructions_reach_the_model_whole_and_first_line_first(harness: Harness, project: Path) -> None:
+    run, _ = play(harness, project, ("context_status", {}))
+    seen = harness.module.context_text(run, 0)
+    first_line = "agents-context: call context_search before guessing about a project rule, convention"
+    assert first_line in seen, harness.name
+    assert "It serves this project's .AGENTS/ folder and its agent instruction files" in seen, harness.name
+    if harness.module is codex:  # deferred: the model reads the first line until it looks the tools up
+        return
+    start = seen.index("agents-context: call")
+    assert "call pinned_context once" in seen[start : start + 2048]
+    assert "being indexed" not in seen
+
+
+LONG = "a-package-of-this-monorepo-with-a-long-descriptive-folder-name"
+CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
+"""Where a 2026-07-28 client names itself: every request's `_meta` (it sends no `initialize`)."""
+
+
+def client_info(params: dict[str, Any]) -> dict[str, Any]:
+    """The `clientInfo` a request carries: `initialize`'s, or a 2026-07-28 request's `_meta`."""
+    found = params.get("clientInfo") or (params.get("_meta") or {}).get(CLIENT_INFO) or {}
+    return found if isinstance(found, dict) and "name" in found else {}
+
+
+NAMES = {"Claude Code": "claude-code", "Codex": "codex-mcp-client", "Gemini CLI": "gemini-cli-mcp-client"}
+
+
+def test_tools_list_as_the_client_receives_it_is_under_16_kb(harness: Harness, tmp_path: Path) -> None:
+    """A project with many long pinned names and docs roots; the protocol the client spoke with the
+    server is recorded line by line on its way (`tests/clients/record.py`)."""
+    pins = {f".AGENTS/{LONG}-{i}.md": f"# Rule {i}\n\nPinned rule {i}.\n" for i in range(12)}
+    rules = {f".cursor/rules/{LONG}-{i}.mdc": "---\nalwaysApply: true\n---\n# Always\n" for i in range(12)}
+    docs = {f"{LONG}-docs-{i}/guide.md": "# Guide\n\nReference text.\n" for i in range(6)}
+    project = write_tree(tmp_path / LONG, {**PROJECT, **pins, **rules, **docs})
+    log = tmp_path / "protocol.log"
+    flags = ["--pin", *(f"{LONG}-{i}.md" for i in range(12))]
+    flags = [f for pin in flags[1:] for f in ("--pin", pin)]
+    flags += [f for i in range(6) for f in ("--docs", str(project / f"{LONG}-docs-{i}"))]
+    recorder = [sys.executable, str(Path(record.__file__)), str(log), *command(project), *flags]
+    play(harness, project, ("context_status", {}), server=recorder)
+    sent = [json.loads(line[2:]) for line in log.read_bytes().splitlines() if line.startswith(b"< {")]
+    received = [json.loads(line[2:]) for line in log.read_bytes().splitlines() if line.startswith(b"> {")]
+    listed = [line for line in log.read_bytes().splitlines() if line.startswith(b"< ") and b'"tools":[' in line]
+    assert listed, harness.name
+    for line in listed:
+        assert len(line) - 2 < 16_000, (harness.name, len(line))
+    assert any(m.get("result", {}).get("tools") for m in sent)
+    said = {str(info["name"]) for m in received if (info := client_info(m.get("params") or {}))}
+    assert said == {NAMES[harness.name]}, said
