@@ -4,32 +4,25 @@
 and returns the main loop's requests as recorded, so a test reads exactly what reached the model
 (`context_text`, `tool_outputs`). Nothing of the user's is read or written: Claude Code gets a
 temporary HOME, config folder and TMPDIR, removed afterwards, and an environment of its own. It
-has no network but loopback: it runs in new user, network and PID namespaces (`unshare`), where a
-relay on the namespace's loopback carries its API requests over a Unix socket to the stand-in; when
-the namespace's first process ends, the kernel ends every process left in it (the MCP server too).
+has no network but loopback: it runs in `sandbox`'s namespaces, `ANTHROPIC_BASE_URL` naming the
+relay to the stand-in.
 """
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import functools
 import json
 import os
 import shutil
-import socket
-import struct
 import subprocess
-import sys
 import tempfile
-import threading
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
+from tests.clients import sandbox
 from tests.clients.anthropic_api import Script
-from tests.clients.standin import StandIn, Turn
+from tests.clients.standin import Run, StandIn, Turn
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = ROOT / "tests" / "e2e" / "node_modules" / ".bin" / "claude"
@@ -37,7 +30,6 @@ SERVER = "agents-context"
 """The name our server is configured under: Claude Code lists its tools as `mcp__<name>__<tool>`."""
 PASSED_ENV = ("PATH", "LANG", "LC_ALL", "AGENTS_CONTEXT_CACHE_DIR")
 """The only variables of ours Claude Code (and so the MCP server it starts) inherits."""
-UNSHARE = ("unshare", "--user", "--map-root-user", "--net", "--pid", "--fork", "--kill-child")
 
 
 def tool_name(tool: str) -> str:
@@ -45,29 +37,13 @@ def tool_name(tool: str) -> str:
     return f"mcp__{SERVER}__{tool}"
 
 
-@dataclass
-class Run:
-    """One run: the main loop's request bodies in order, and how Claude Code ended."""
-
-    requests: list[dict[str, Any]]
-    returncode: int
-    stdout: str
-    stderr: str
-
-
 @functools.cache
 def available() -> str | None:
     """None when Claude Code can run here, else why not, in one sentence."""
     if not os.access(BIN, os.X_OK):
         return f"Claude Code is not installed at {BIN} (run npm ci in tests/e2e)."
-    if not sys.platform.startswith("linux") or shutil.which("unshare") is None:
-        return "Claude Code runs without network in Linux namespaces, and unshare is not available here."
-    probe = subprocess.run(
-        [*UNSHARE, *_inside_command("--probe")], capture_output=True, text=True, timeout=30, check=False
-    )
-    if probe.returncode != 0:
-        reason = (probe.stderr.strip().splitlines() or ["no reason given"])[-1]
-        return f"Claude Code runs without network in a user and network namespace, which failed here: {reason}"
+    if (reason := sandbox.unavailable()) is not None:
+        return f"Claude Code: {reason}"
     version = subprocess.run([BIN, "--version"], capture_output=True, text=True, timeout=60, check=False)
     if version.returncode != 0:
         return f"Claude Code at {BIN} does not run: {version.stderr.strip() or version.returncode}."
@@ -119,32 +95,17 @@ def run(
             "DISABLE_TELEMETRY": "1",
             "DISABLE_ERROR_REPORTING": "1",
         }
-        with StandIn(script) as stand_in, socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as api:
-            api.bind(str(scratch / "api.sock"))
-            api.listen()
-            host, port = stand_in.url.removeprefix("http://").rsplit(":", 1)
-            threading.Thread(
-                target=_relay, args=(api, lambda: socket.create_connection((host, int(port)))), daemon=True
-            ).start()
-            process = subprocess.Popen(
-                [*UNSHARE, *_inside_command(str(scratch / "api.sock"), "--", *command)],
+        with StandIn(script) as stand_in:
+            code, stdout, stderr = sandbox.run(
+                command,
+                api=stand_in.url,
+                socket_path=scratch / "api.sock",
                 cwd=project,
                 env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
+                timeout=timeout,
+                url_variable="ANTHROPIC_BASE_URL",
             )
-            try:
-                stdout, stderr = process.communicate(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                process.kill()  # unshare: --kill-child ends the namespace's first process, and so all
-                stdout, stderr = process.communicate()
-                raise subprocess.TimeoutExpired(command, timeout, stdout, stderr) from None
-            finally:
-                api.shutdown(socket.SHUT_RDWR)  # wakes the relay's accept, which then ends it
-                api.close()
-        return Run([request.body for request in script.main], process.returncode, stdout, stderr)
+        return Run([request.body for request in script.main], code, stdout, stderr)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
@@ -212,77 +173,3 @@ def _text(content: Any) -> str:
         else:
             parts.append(json.dumps(block))
     return "\n\n".join(parts)
-
-
-# Inside the namespaces.
-
-
-def _inside_command(*args: str) -> list[str]:
-    """A command line that runs `_inside(args)` with this interpreter, importing nothing from the
-    working directory."""
-    code = f"import sys; sys.path.insert(0, {str(ROOT)!r}); from tests.clients.claude import _inside; _inside(sys.argv[1:])"
-    return [sys.executable, "-I", "-c", code, *args]
-
-
-def _inside(args: list[str]) -> NoReturn:
-    """The namespace's first process: brings its loopback up, relays a port on it to the Unix
-    socket `args[0]`, and runs the command after `--` with `ANTHROPIC_BASE_URL` at that port
-    (`--probe`: only checks that this much works)."""
-    _loopback_up()
-    with socket.create_server(("127.0.0.1", 0)) as listener:
-        if args[0] == "--probe":
-            sys.exit(0)
-        path, command = args[0], args[2:]
-
-        def connect() -> socket.socket:
-            upstream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            upstream.connect(path)
-            return upstream
-
-        threading.Thread(target=_relay, args=(listener, connect), daemon=True).start()
-        env = {**os.environ, "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{listener.getsockname()[1]}"}
-        sys.exit(subprocess.run(command, env=env, check=False).returncode)
-
-
-def _loopback_up() -> None:
-    """`ip link set lo up`, without needing `ip`: a new network namespace's loopback is down."""
-    siocgifflags, siocsifflags, iff_up = 0x8913, 0x8914, 0x1
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
-        request = struct.pack("16sH22x", b"lo", 0)
-        flags = struct.unpack("16sH22x", fcntl.ioctl(probe, siocgifflags, request))[1]
-        fcntl.ioctl(probe, siocsifflags, struct.pack("16sH22x", b"lo", flags | iff_up))
-
-
-def _relay(listener: socket.socket, connect: Callable[[], socket.socket]) -> None:
-    """Carries each connection accepted on `listener` to a new one from `connect`, both ways,
-    until the listener is closed."""
-    while True:
-        try:
-            client, _ = listener.accept()
-        except OSError:
-            return
-        threading.Thread(target=_carry, args=(client, connect), daemon=True).start()
-
-
-def _carry(client: socket.socket, connect: Callable[[], socket.socket]) -> None:
-    with client:
-        try:
-            upstream = connect()
-        except OSError:
-            return
-        with upstream:
-            back = threading.Thread(target=_pipe, args=(upstream, client), daemon=True)
-            back.start()
-            _pipe(client, upstream)
-            back.join()
-
-
-def _pipe(source: socket.socket, target: socket.socket) -> None:
-    try:
-        while data := source.recv(65536):
-            target.sendall(data)
-    except OSError:
-        pass
-    finally:
-        with contextlib.suppress(OSError):
-            target.shutdown(socket.SHUT_WR)

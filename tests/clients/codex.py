@@ -4,10 +4,7 @@
 `run` returns the main loop's requests as recorded, so a test reads exactly what reached the model
 (`context_text`, `tool_outputs`). Nothing of the user's is read or written: Codex gets a temporary
 HOME, CODEX_HOME (with the run's config.toml), XDG folders and TMPDIR, removed afterwards, and an
-environment of its own. It has no network but loopback: like Claude Code (`claude`), it runs in
-new user, network and PID namespaces (`unshare`), where a relay on a port of the namespace's own
-loopback carries its API requests over a Unix socket to the stand-in; when the namespace's first
-process ends, the kernel ends every process left in it (the MCP server too).
+environment of its own. It has no network but loopback: it runs in `sandbox`, as Claude Code does.
 
 How Codex offers our tools depends on the model's metadata (see `openai_api`): for `gpt-5.5`, the
 default here, it lists only the namespace `mcp__agents_context` (with our instructions' first line)
@@ -22,19 +19,15 @@ import functools
 import json
 import os
 import shutil
-import socket
 import subprocess
-import sys
 import tempfile
-import threading
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
-from tests.clients.claude import UNSHARE, _loopback_up, _relay
+from tests.clients import sandbox
 from tests.clients.openai_api import DEFAULT_MODEL, Script
-from tests.clients.standin import StandIn, Turn
+from tests.clients.standin import Run, StandIn, Turn
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = ROOT / "tests" / "e2e" / "node_modules" / ".bin" / "codex"
@@ -57,30 +50,13 @@ def tool_name(tool: str) -> str:
     return f"{NAMESPACE}__{tool}"
 
 
-@dataclass
-class Run:
-    """One run: the main loop's request bodies in order, and how Codex ended (`stdout` is its
-    `--json` event stream)."""
-
-    requests: list[dict[str, Any]]
-    returncode: int
-    stdout: str
-    stderr: str
-
-
 @functools.cache
 def available() -> str | None:
     """None when Codex can run here, else why not, in one sentence."""
     if not os.access(BIN, os.X_OK):
         return f"Codex CLI is not installed at {BIN} (run npm ci in tests/e2e)."
-    if not sys.platform.startswith("linux") or shutil.which("unshare") is None:
-        return "Codex CLI runs without network in Linux namespaces, and unshare is not available here."
-    probe = subprocess.run(
-        [*UNSHARE, *_inside_command("--probe")], capture_output=True, text=True, timeout=30, check=False
-    )
-    if probe.returncode != 0:
-        reason = (probe.stderr.strip().splitlines() or ["no reason given"])[-1]
-        return f"Codex CLI runs without network in a user and network namespace, which failed here: {reason}"
+    if (reason := sandbox.unavailable()) is not None:
+        return f"Codex CLI: {reason}"
     version = subprocess.run([BIN, "--version"], capture_output=True, text=True, timeout=60, check=False)
     if version.returncode != 0 or not version.stdout.startswith("codex-cli"):
         return f"Codex CLI at {BIN} does not run: {version.stderr.strip() or version.returncode}."
@@ -169,32 +145,17 @@ def run(
             "STANDIN_API_KEY": "sk-test",
             "NO_COLOR": "1",
         }
-        with StandIn(script) as stand_in, socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as api:
-            api.bind(str(scratch / "api.sock"))
-            api.listen()
-            host, port = stand_in.url.removeprefix("http://").rsplit(":", 1)
-            threading.Thread(
-                target=_relay, args=(api, lambda: socket.create_connection((host, int(port)))), daemon=True
-            ).start()
-            process = subprocess.Popen(
-                [*UNSHARE, *_inside_command(str(scratch / "api.sock"), "--", *command)],
+        with StandIn(script) as stand_in:
+            code, stdout, stderr = sandbox.run(
+                command,
+                api=stand_in.url,
+                socket_path=scratch / "api.sock",
                 cwd=project,
                 env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
+                timeout=timeout,
+                port=INSIDE_PORT,
             )
-            try:
-                stdout, stderr = process.communicate(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                process.kill()  # unshare: --kill-child ends the namespace's first process, and so all
-                stdout, stderr = process.communicate()
-                raise subprocess.TimeoutExpired(command, timeout, stdout, stderr) from None
-            finally:
-                api.shutdown(socket.SHUT_RDWR)  # wakes the relay's accept, which then ends it
-                api.close()
-        return Run([dict(request.body) for request in script.main], process.returncode, stdout, stderr)
+        return Run([dict(request.body) for request in script.main], code, stdout, stderr)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
@@ -266,34 +227,3 @@ def context_text(run: Run, index: int = 0) -> str:
             parts.extend(_tool_texts(item.get("tools") or ()))
     parts.extend(_tool_texts(body.get("tools") or ()))
     return "\n\n".join(part for part in parts if part)
-
-
-# Inside the namespaces.
-
-
-def _inside_command(*args: str) -> list[str]:
-    """A command line that runs `_inside(args)` with this interpreter, importing nothing from the
-    working directory."""
-    code = (
-        f"import sys; sys.path.insert(0, {str(ROOT)!r}); from tests.clients.codex import _inside; _inside(sys.argv[1:])"
-    )
-    return [sys.executable, "-I", "-c", code, *args]
-
-
-def _inside(args: list[str]) -> NoReturn:
-    """The namespace's first process: brings its loopback up, relays `INSIDE_PORT` on it to the
-    Unix socket `args[0]`, and runs the command after `--` (`--probe`: only checks that this
-    much works)."""
-    _loopback_up()
-    with socket.create_server(("127.0.0.1", INSIDE_PORT)) as listener:
-        if args[0] == "--probe":
-            sys.exit(0)
-        path, command = args[0], args[2:]
-
-        def connect() -> socket.socket:
-            upstream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            upstream.connect(path)
-            return upstream
-
-        threading.Thread(target=_relay, args=(listener, connect), daemon=True).start()
-        sys.exit(subprocess.run(command, check=False).returncode)

@@ -15,12 +15,11 @@ import shutil
 import subprocess
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from tests.clients.gemini_api import Script
-from tests.clients.standin import Request, StandIn, Turn
+from tests.clients.standin import Run, StandIn, Turn
 
 BIN = Path(__file__).resolve().parents[1] / "e2e" / "node_modules" / ".bin" / "gemini"
 SERVER = "agents-context"
@@ -49,18 +48,6 @@ def tool_name(tool: str) -> str:
     """How the model names our MCP tool in a functionCall: Gemini CLI declares MCP tools as
     `mcp_<server>_<tool>`."""
     return f"mcp_{SERVER}_{tool}"
-
-
-@dataclass
-class Run:
-    """One Gemini CLI session: the main loop's request bodies in order, and how the CLI ended."""
-
-    requests: list[dict[str, Any]]
-    returncode: int
-    stdout: str
-    stderr: str
-    recorded: list[Request] = field(default_factory=list)
-    """Every request the CLI sent to the stand-in, side requests included."""
 
 
 def run(

@@ -50,6 +50,19 @@ class Say:
 Turn = Sequence[ToolCall] | Say
 """One scripted model turn: tool calls (answered by the client, then the next turn), or text."""
 
+
+@dataclass
+class Run:
+    """One run of a client: the main loop's request bodies in order, how the client ended, and
+    (where the runner keeps them) every request it sent, side requests included."""
+
+    requests: list[dict[str, Any]]
+    returncode: int
+    stdout: str
+    stderr: str
+    recorded: list[Request] = field(default_factory=list)
+
+
 Answer = Callable[[Request, "StandIn"], Reply]
 """Decides the reply to a request; it may read what was recorded before."""
 
