@@ -51,7 +51,7 @@ from retrieval.render.grammar import freshness_fields
 from retrieval.render.hits import DEFAULT_MAX_TOKENS, Page, budget, render_context, render_docs
 from retrieval.render.outline import outline
 from retrieval.render.schema import SearchResult
-from retrieval.search import applies
+from retrieval.search import applies, policy
 from retrieval.search.answer import SECTIONS, WINDOWS, Scope, SearchKind
 from retrieval.search.reader import Excerpt
 
@@ -95,7 +95,7 @@ class App:
         live = self.live
         has_docs = any(r.kind is RootKind.DOCS for r in live.roots)
         with live.view() as view:
-            loaded = loaded_by(client, view.corpus)
+            loaded = loaded_by(client, view.corpus, self.settings.hooked)
             return briefing.instructions(
                 view.corpus,
                 self.settings.instructions_budget,
@@ -279,7 +279,7 @@ def _tools(server: AgentsServer, app: App) -> None:
         where = {r.label: rel for r in live.agents_roots if (rel := relative_source(r, path)) is not None}
         with live.view() as view:
             found = replace(
-                applies.answer(view.corpus, where), freshness=answering.freshness(live, view, live.agents_roots)
+                policy.path_answer(view.corpus, where), freshness=answering.freshness(live, view, live.agents_roots)
             )
         page = Page(detail, budget(max_tokens), miss=applies.MISS.format(path=path))
         rendered = render_context(path, found, page)
@@ -309,7 +309,7 @@ def _tools(server: AgentsServer, app: App) -> None:
         app.catch_up()
         with live.view() as view:
             fields = freshness_fields(answering.freshness(live, view, live.agents_roots))
-            loaded = loaded_by(client, view.corpus)
+            loaded = loaded_by(client, view.corpus, app.settings.hooked)
             name = client.name if client else ""
             return briefing.pinned_context(view.corpus, app.settings.pinned_budget, fields, view.library, loaded, name)
 
@@ -435,6 +435,10 @@ async def _serve_http(server: AgentsServer, host: str, port: int) -> None:
 def main(argv: Sequence[str] | None = None) -> None:
     """`agents-context`: serve (the default command), or run another command of `cli`."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["hook"]:  # as `agents-context-hook`, which starts faster (it loads no MCP SDK)
+        from cli.hook import main as hook
+
+        raise SystemExit(hook(argv[1:]))
     if argv in (["-h"], ["--help"]):  # the commands, then every flag of the default one
         raise SystemExit(show_help())
     if not argv or (argv[0] not in COMMANDS and argv[0] != "--version"):

@@ -33,6 +33,7 @@ from rich.tree import Tree
 
 from cli import doctor as lint
 from cli import evaluate as evaluation
+from cli import setup as client_setup
 from cli.findings import Finding
 from cli.settings import DEFAULTS, Settings, configure_logging, open_index
 from corpus.errors import CorpusError
@@ -376,6 +377,8 @@ def _lines(f: Finding) -> str:
 def run(args: argparse.Namespace) -> int:
     """A command for people: the same functions the tools use, readable on a terminal, plain when
     piped, JSON with --json. Returns the exit status."""
+    if args.command == "setup":  # writes client configuration; opens no index
+        return client_setup.run(args)
     try:
         return _run(args)
     except BrokenPipeError:  # `agents-context outline | head`: the reader left, which is fine

@@ -19,7 +19,7 @@ from urllib.parse import unquote
 from pydantic import BaseModel, Field
 
 from cli import credentials, rulefiles
-from cli.findings import Finding, note, warn
+from cli.findings import INSTRUCTIONS_CUTS, Finding, note, warn
 from corpus.catalog import Corpus, CorpusFile
 from corpus.errors import Moved
 from corpus.markdown import split_lines
@@ -78,6 +78,7 @@ def diagnose(
     findings += rulefiles.front_matter(sorted(agents, key=lambda f: f.path))
     findings += rulefiles.never_apply(corpus) + rulefiles.duplicates(corpus)
     findings += rulefiles.always_on(corpus, instructions_budget)
+    findings += rulefiles.codex_chain(corpus) + rulefiles.hook_budget(corpus)
     findings += [
         warn(
             f"{s.root.label}/{s.rel}",
@@ -310,14 +311,19 @@ def _fragment_problem(target: CorpusFile, fragment: str) -> tuple[str, str] | No
 def _budgets(corpus: Corpus, pinned_budget: int, instructions_budget: int) -> list[Finding]:
     out = []
     pinned = briefing.pinned(corpus)
-    total = sum(len(f.text.rstrip("\n").encode("utf-8")) for f in pinned)
+    sizes = {f.path: len(f.text.rstrip("\n").encode("utf-8")) for f in pinned}
+    total = sum(sizes.values())
     if total > pinned_budget:
+        largest = sorted(pinned, key=lambda f: -sizes[f.path])
+        named = briefing.listing([f"{f.path} ({sizes[f.path]:,} bytes)" for f in largest], limit=3)
         out.append(
             warn(
-                pinned[-1].path if pinned else "",
+                largest[0].path,
                 "pinned-budget",
-                f"the pinned files hold {total} bytes; pinned_context returns {pinned_budget}, cuts the rest",
-                "move topical rules into searchable files, or raise --pinned-budget",
+                f"the {len(pinned)} pinned files hold {total:,} bytes, over the {pinned_budget:,} of --pinned-budget: "
+                f"pinned_context returns them in pin order up to that and cuts the rest; the largest: {named}",
+                f"move what not every task needs from {largest[0].path} into {rulefiles.searched_folder(corpus)} "
+                "files that are not pinned, which are searched instead of loaded whole (or raise --pinned-budget)",
                 error=True,
             )
         )
@@ -328,7 +334,8 @@ def _budgets(corpus: Corpus, pinned_budget: int, instructions_budget: int) -> li
                 "(instructions)",
                 "manifest-budget",
                 f"the full manifest is {len(full)} characters, over the {instructions_budget}-character "
-                "instructions budget; clients see a shortened one",
+                f"instructions budget (it is there because clients cut server instructions: {INSTRUCTIONS_CUTS}); "
+                "the instructions carry a shortened one",
                 "fewer, better-named headings per file (or accept it: pinned_context has the full manifest)",
             )
         )

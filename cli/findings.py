@@ -18,6 +18,12 @@ class Finding(BaseModel):
     fix: str = Field(description="How to fix it.")
 
 
+INSTRUCTIONS_CUTS = (
+    "Claude Code 2.1.328 and later cut server instructions at 4,096 characters, earlier versions at 2,048"
+)
+"""What clients do to long server instructions, as doctor's messages say it."""
+
+
 Where = Unit | tuple[int, int] | None
 """The lines a finding is about: a section's, (first, last), or none (the whole file)."""
 

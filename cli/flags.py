@@ -8,6 +8,7 @@ from importlib import metadata
 from pathlib import Path
 
 from cli.settings import DEFAULTS
+from cli.setup import CLIENTS
 from corpus.clients import BY_KEY, UNKNOWN
 from live.cache import default_dir
 from retrieval.render.hits import DEFAULT_MAX_TOKENS
@@ -21,7 +22,7 @@ def version() -> str:
         return "0+unknown"
 
 
-COMMANDS = ("serve", "search", "read", "outline", "status", "eval", "doctor", "cache")
+COMMANDS = ("serve", "search", "read", "outline", "status", "eval", "doctor", "cache", "setup")
 
 
 def _corpus_flags() -> argparse.ArgumentParser:
@@ -173,7 +174,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
     commands = parser.add_subparsers(
-        dest="command", metavar="COMMAND", help="serve (default), search, read, outline, status, eval, doctor or cache"
+        dest="command",
+        metavar="COMMAND",
+        help="serve (default), search, read, outline, status, eval, doctor, cache or setup",
     )
     corpus, budgets, output = _corpus_flags(), _budget_flags(), _output_flags()
     serve = commands.add_parser("serve", parents=[corpus, budgets], help="run the MCP server (the default)")
@@ -197,6 +200,12 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="watch by polling instead of OS events (network drives, containers); the server "
         "also falls back to polling by itself when OS events fail",
+    )
+    serve.add_argument(
+        "--hooked",
+        action="store_true",
+        help="the client runs agents-context-hook (agents-context setup writes it), which adds the pinned "
+        "files at each session's start: the instructions and pinned_context then name them",
     )
     serve.add_argument(
         "--client",
@@ -284,7 +293,42 @@ def build_parser() -> argparse.ArgumentParser:
     commands.add_parser(
         "doctor", parents=[corpus, budgets, output], help="lint the corpus; exit 1 on errors (use it in CI)"
     )
+    _setup_parser(commands)
     return parser
+
+
+def _setup_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    setup_cmd = commands.add_parser(
+        "setup",
+        help="write our MCP server and hooks into a client's configuration files in a project",
+        description="Write the agents-context MCP server entry and its hooks into the project's own "
+        "configuration files for CLIENT, merged with what is there (other servers, hooks and settings are "
+        "kept). Running it again changes nothing; --remove takes out exactly what it added.",
+    )
+    setup_cmd.add_argument("client", metavar="CLIENT", choices=list(CLIENTS), help=f"one of: {', '.join(CLIENTS)}")
+    setup_cmd.add_argument(
+        "--project",
+        metavar="DIR",
+        type=Path,
+        help="the project whose configuration files are written, and that the server serves (default: the "
+        "current folder)",
+    )
+    setup_cmd.add_argument(
+        "--dry-run", action="store_true", help="print each file's change as a unified diff; write nothing"
+    )
+    setup_cmd.add_argument(
+        "--remove",
+        action="store_true",
+        help="take out what setup added (our server entry, our hook handlers, and the groups and files that "
+        "this leaves empty), nothing else",
+    )
+    setup_cmd.add_argument(
+        "--command",
+        metavar="CMD",
+        dest="server_command",  # not `command`: that names the subcommand
+        help="the command that starts the server (default: the absolute path of this agents-context "
+        "script, else uvx --from this checkout)",
+    )
 
 
 def parse(argv: list[str]) -> argparse.Namespace:

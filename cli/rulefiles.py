@@ -1,16 +1,19 @@
 """doctor's checks of the rule files: front matter a tool would misread, rules that can never
-apply, one rule kept for two agents, and always-on rules larger than the instructions."""
+apply, one rule kept for two agents, always-on rules larger than the instructions, and what a
+client's own budget cuts (Codex's AGENTS.md chain, Claude Code's hook context)."""
 
 from __future__ import annotations
 
 import hashlib
 import os
 from collections.abc import Iterable
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
-from cli.findings import Finding, note, warn
+from cli import hook
+from cli.findings import INSTRUCTIONS_CUTS, Finding, note, warn
 from corpus.catalog import Corpus, CorpusFile
-from corpus.conventions import matches
+from corpus.clients import BY_KEY, CODEX_PROJECT_DOC_BYTES, loaded_by
+from corpus.conventions import FOLDER_FILES, matches
 from corpus.markdown import front_matter_end, split_lines
 from corpus.roots import RootKind, project_markers, project_of
 from corpus.rules import is_ignored_dir
@@ -20,6 +23,9 @@ MIN_DUPLICATE_WORDS = 8
 """Fewer words than this are not a rule worth reporting twice (a title, a one-line pointer)."""
 MAX_PROJECT_FILES = 200_000
 """A project with more files than this is not walked to check its rules' globs."""
+CLAUDE_CODE_HOOK_CHARS = 10_000
+"""Claude Code takes at most this many characters of a hook's added context (our hook sends at
+most `hook.HOSTS["claude-code"].limit`)."""
 
 
 def front_matter(files: Iterable[CorpusFile]) -> list[Finding]:
@@ -161,8 +167,160 @@ def always_on(corpus: Corpus, instructions_budget: int) -> list[Finding]:
             "(always-on rules)",
             "always-on-budget",
             f"the {len(pinned)} always-on files ({briefing.pinned_names(corpus)}) hold {chars} characters, "
-            f"over the {instructions_budget}-character instructions: the model sees them only once it "
-            "calls pinned_context",
+            f"over the {instructions_budget}-character instructions (the budget is there because clients cut "
+            f"them: {INSTRUCTIONS_CUTS}): the model sees them only once it calls pinned_context",
             "make topical rules path-scoped (paths:, globs:) or searchable, so what applies to every task fits",
         )
     ]
+
+
+def searched_folder(corpus: Corpus) -> str:
+    """The `.AGENTS` folder a fix sends text to, as it is named on disk (`.AGENTS/`)."""
+    folder = next((r.path.name for r in corpus.agents_roots if not r.include), ".AGENTS")
+    return f"{folder}/"
+
+
+def _sizes(files: Iterable[CorpusFile]) -> str:
+    return briefing.listing([f"{f.path} ({f.size:,} bytes)" for f in files], limit=8)
+
+
+def _cut_line(f: CorpusFile, kept: int) -> tuple[int, int]:
+    """The line `f` is cut in after `kept` bytes, and its last line."""
+    return f.text.encode("utf-8")[:kept].count(b"\n") + 1, len(split_lines(f.text))
+
+
+def codex_chain(corpus: Corpus, budget: int = CODEX_PROJECT_DOC_BYTES) -> list[Finding]:
+    """Codex reads the AGENTS.md chain (the project's top AGENTS.md, then each one on the way to
+    the folder it works in) root first, within `budget` bytes in all (`project_doc_max_bytes`),
+    and cuts the rest without a word, mid-line. For each nested AGENTS.md: what of its chain
+    Codex cuts; for the top one alone over the budget, one finding (every chain is then cut)."""
+    out: list[Finding] = []
+    folder = searched_folder(corpus)
+    for root in corpus.agents_roots:
+        if not root.include:
+            continue
+        docs = {
+            PurePosixPath(f.rel).parent.as_posix(): f
+            for f in corpus.in_root(root)
+            if PurePosixPath(f.rel).name == "AGENTS.md" and f.text.strip()  # Codex skips an empty one
+        }
+        top = docs.get(".")
+        nested = [docs[d] for d in sorted(docs) if d != "."]
+        if top is not None and top.size > budget:
+            out.append(_top_over(top, nested, budget, folder))
+            continue
+        for f in nested:
+            parts = PurePosixPath(f.rel).parent.parts
+            chain = [docs[d] for d in [".", *("/".join(parts[: i + 1]) for i in range(len(parts)))] if d in docs]
+            if sum(g.size for g in chain) > budget:
+                out.append(_chain_over(chain, budget, folder))
+    return out
+
+
+def _top_over(top: CorpusFile, nested: list[CorpusFile], budget: int, folder: str) -> Finding:
+    line, last = _cut_line(top, budget)
+    left = f", and leaves out every nested AGENTS.md ({_sizes(nested)})" if nested else ""
+    return warn(
+        top,
+        "codex-chain",
+        f"Codex reads at most {budget:,} bytes of the AGENTS.md chain (project_doc_max_bytes), root first; "
+        f"this file alone has {top.size:,}: Codex cuts it in line {line}, mid-line and without a word, "
+        f"losing its last {top.size - budget:,} bytes{left}",
+        f"move at least {top.size - budget:,} bytes of what not every task needs (topical sections, examples, "
+        f"references) into {folder} files, which are searched instead of loaded whole; keep here what "
+        "applies to every task",
+        (line, last),
+    )
+
+
+def _chain_over(chain: list[CorpusFile], budget: int, folder: str) -> Finding:
+    """The finding for the chain that ends in its last file, over `budget` bytes."""
+    kept: list[tuple[CorpusFile, int]] = []
+    left = budget
+    for f in chain:
+        kept.append((f, min(f.size, left)))
+        left -= kept[-1][1]
+    total = sum(f.size for f in chain)
+    last, last_kept = kept[-1]
+    where = PurePosixPath(last.rel).parent.as_posix()
+    said = (
+        f"working in {where}/ (or below), Codex reads the AGENTS.md chain {_sizes(chain)}: {total:,} bytes, "
+        f"over the {budget:,} it reads (project_doc_max_bytes), root first, cutting the rest without a word"
+    )
+    at: tuple[int, int] | None = None
+    if last_kept:
+        at = _cut_line(last, last_kept)
+        fate = (
+            f"it cuts this file in line {at[0]}, mid-line, after {last_kept:,} of its {last.size:,} bytes: "
+            f"{last.size - last_kept:,} bytes lost"
+        )
+    else:
+        cut = next(((f, k) for f, k in kept if 0 < k < f.size), None)
+        before = f"; {cut[0].path} is cut after {cut[1]:,} of its {cut[0].size:,} bytes" if cut else ""
+        fate = f"the files before it use up the budget{before}, so this file ({last.size:,} bytes) is left out entirely"
+    largest = max(chain, key=lambda f: f.size)
+    return warn(
+        last,
+        "codex-chain",
+        f"{said}: {fate}",
+        f"move at least {total - budget:,} bytes of what not every task in {where}/ needs (the largest file is "
+        f"{largest.path}, {largest.size:,} bytes) into {folder} files, which are searched instead of loaded "
+        "whole; keep in each AGENTS.md what applies to every task in its folder",
+        at,
+    )
+
+
+def _path_scoped(f: CorpusFile) -> bool:
+    """A rule the hook sends when a file it applies to is touched: globs of its own, or a nested
+    AGENTS.md, CLAUDE.md or GEMINI.md (it applies to its folder)."""
+    if f.pinned or f.root.kind is not RootKind.AGENTS:
+        return False
+    name = PurePosixPath(f.rel).name
+    return bool(f.meta.globs) or (bool(f.root.include) and "/" in f.rel and name in FOLDER_FILES)
+
+
+def hook_budget(corpus: Corpus) -> list[Finding]:
+    """What the agents-context hook cannot send Claude Code whole: at a session's start, the
+    pinned files Claude Code does not load itself (past the limit the hook names the rest); when a
+    file is touched, a path-scoped rule larger than the limit (the hook names the sections past it)."""
+    client = BY_KEY["claude-code"]
+    limit = hook.HOSTS[client.key].limit
+    folder = searched_folder(corpus)
+    cap = f"Claude Code takes at most {CLAUDE_CODE_HOOK_CHARS:,} characters of a hook's added context, and the "
+    cap += f"agents-context hook sends at most {limit:,}"
+    out: list[Finding] = []
+    loaded = loaded_by(client, corpus)
+    sent = [f for f in briefing.pinned(corpus) if f.path not in loaded]
+    if sent:
+        start = hook.Event(True, "doctor", Path(), Path())
+        text = hook.at_start(start, client, corpus, limit)
+        left = [f for f in sent if f"From {f.path}:\n" not in text]
+        if left:
+            largest = max(sent, key=lambda f: len(f.text))
+            chars = sum(len(f.text.strip()) for f in sent)
+            out.append(
+                warn(
+                    largest,
+                    "hook-pinned-budget",
+                    f"{cap}: the {len(sent)} pinned files Claude Code does not load itself "
+                    f"({briefing.listing([f.path for f in sent], limit=8)}) hold {chars:,} characters, so at a "
+                    f"session's start the hook names {briefing.listing([f.path for f in left], limit=8)} instead "
+                    f"of sending {'it' if len(left) == 1 else 'them'}",
+                    f"move what not every task needs from the pinned files (the largest is this one, "
+                    f"{len(largest.text):,} characters) into {folder} files that are not pinned, which are "
+                    f"searched instead of loaded whole, until the pinned files fit in {limit:,} characters",
+                )
+            )
+    out += [
+        warn(
+            f,
+            "hook-rule-budget",
+            f"{cap}: this path-scoped rule has {len(f.text):,} characters, so when a file it applies to is "
+            "touched the hook sends the sections that fit and only names the rest",
+            "keep here what must be known before touching the files it applies to, and move background, "
+            f"examples and references into {folder} files without paths, which are searched instead of sent whole",
+        )
+        for f in sorted(corpus.files.values(), key=lambda f: f.path)
+        if _path_scoped(f) and len(f.text) > limit
+    ]
+    return out

@@ -73,6 +73,8 @@ class Settings:
     transport: str = "stdio"
     host: str = "127.0.0.1"
     port: int = 8000
+    hooked: bool = False
+    """`--hooked`: the client runs our hook, which adds the pinned files at each session's start."""
     client: str | None = None
     """`--client`: the client to answer as (a key of `corpus.clients.BY_KEY`, or `other`), whatever
     name it gives; None: as it names itself."""

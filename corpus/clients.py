@@ -170,7 +170,18 @@ def identify(client_name: str | None) -> Client | None:
     return next((c for c in CLIENTS if folded in c.ids), None)
 
 
-def loaded_by(client: Client | None, corpus: Corpus) -> Loaded:
+HOOK_CLIENTS = frozenset({"claude-code", "codex", "gemini-cli", "cursor"})
+"""The clients `agents-context-hook` speaks to (`cli/hook.py`)."""
+BY_HOOK = "added by the agents-context hook at the session's start"
+
+
+def loaded_by(client: Client | None, corpus: Corpus, hooked: bool = False) -> Loaded:
     """The files `client` puts into the model's context itself, by display path (none for an
-    unknown client)."""
-    return client.loads(corpus) if client is not None else {}
+    unknown client); with `hooked` (the client runs our hook, `--hooked`), also every pinned file,
+    which the hook adds at each session's start and after each compaction."""
+    if client is None:
+        return {}
+    loaded = client.loads(corpus)
+    if hooked and client.key in HOOK_CLIENTS:
+        loaded.update({f.path: BY_HOOK for f in corpus.files.values() if f.pinned and f.path not in loaded})
+    return loaded

@@ -9,6 +9,10 @@ For `src/api/auth.py`, most specific first:
 3. sections whose own heading, or files whose path, name one of its folders (or its own name),
    the deepest folder first.
 
+This module imports nothing of the engine (no numpy): the hook (`cli/hook.py`) runs it in a
+process of its own before every file an agent touches. `policy.path_answer` makes its sections an
+`Answer` for the tool.
+
 Globs and a file's place are evidence; a name is weaker, so it counts only when it means
 something. A rule whose own condition is not a path (Windsurf's `manual` and `model_decision`,
 Kiro's `manual` and `auto`, a skill) is never returned: only searching reaches it. A file with
@@ -33,9 +37,6 @@ from corpus.catalog import Corpus, CorpusFile
 from corpus.conventions import FOLDER_FILES, matches
 from retrieval.chunks.sections import INTRO
 from retrieval.chunks.units import Unit, sections_of
-from retrieval.search.answer import Answer
-from retrieval.search.policy import pinned_among, with_links
-from retrieval.search.retriever import RetrievedDocument
 
 _WILDCARDS = set("*?[]!{},")
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
@@ -207,20 +208,3 @@ def _path_names(rel: str) -> set[str]:
     `.AGENTS/api.md`, `tests` for `.github/instructions/tests.instructions.md`)."""
     parts = PurePosixPath(rel).with_suffix("").parts
     return {p.casefold().removesuffix(".instructions") for p in parts}
-
-
-def answer(corpus: Corpus, where: Mapping[str, str]) -> Answer:
-    """`context_for_path`'s answer: the applicable sections as hits (score: their specificity),
-    each with why it applies and what it links to."""
-    items = applicable(corpus, where)
-    docs = [RetrievedDocument(a.unit, a.specificity) for a in items]
-    reasons = {a.unit.id: a.reason for a in items}
-    return Answer(
-        docs,
-        "applies",
-        None,
-        len(items),
-        links=with_links(docs, corpus),
-        reasons=reasons,
-        pinned=pinned_among(docs, corpus),
-    )

@@ -16,7 +16,7 @@ the end says so.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from corpus.catalog import Corpus, CorpusFile
@@ -25,6 +25,7 @@ from retrieval.chunks.units import Unit
 from retrieval.engine.index import BM25Index
 from retrieval.engine.library import Library
 from retrieval.search.answer import SECTIONS, Answer, Scope, SearchKind
+from retrieval.search.applies import applicable
 from retrieval.search.feedback import expansion
 from retrieval.search.links import LinkTo, links
 from retrieval.search.nearest import Candidate, Nearest, candidates, nearest
@@ -252,4 +253,21 @@ def _filter_reason(scope: Scope) -> str:
     return (
         f"the filter excluded everything: no {what} matches {' '.join(parts)}; "
         "these headings and files, from everywhere, are the closest by name"
+    )
+
+
+def path_answer(corpus: Corpus, where: Mapping[str, str]) -> Answer:
+    """`context_for_path`'s answer: the sections that apply (`applies.applicable`) as hits (score:
+    their specificity), each with why it applies and what it links to."""
+    items = applicable(corpus, where)
+    docs = [RetrievedDocument(a.unit, a.specificity) for a in items]
+    reasons = {a.unit.id: a.reason for a in items}
+    return Answer(
+        docs,
+        "applies",
+        None,
+        len(items),
+        links=with_links(docs, corpus),
+        reasons=reasons,
+        pinned=pinned_among(docs, corpus),
     )

@@ -162,3 +162,135 @@ def test_doctor_never_prints_a_credential_in_full(make_tree: Callable[..., Path]
     split = next(f for f in data["findings"] if f["check"] == "split-rule")
     assert "ghp_… (40 characters, not shown)," in split["message"]
     assert any(f["check"] == "duplicate-heading" and "ghp_…" in f["message"] for f in data["findings"])
+
+
+BUDGET_CHECKS = {"codex-chain", "hook-pinned-budget", "hook-rule-budget", "pinned-budget"}
+LINE = "Keep the build green and the tests fast.\n"
+"""41 bytes: a rule line to fill files to a size."""
+
+
+def _filled(head: str, size: int) -> str:
+    """`head`, then rule lines, to exactly `size` bytes."""
+    body = (LINE * (size // len(LINE) + 1))[: size - len(head) - 1]
+    return head + body + "\n"
+
+
+def _write(project: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        (project / rel).parent.mkdir(parents=True, exist_ok=True)
+        (project / rel).write_text(text, encoding="utf-8")
+    return project
+
+
+def _budget_findings(project: Path, *args: str) -> dict[tuple[str, str], dict[str, object]]:
+    report = as_json("doctor", "--project", str(project), *args)
+    return {(f["check"], f["path"]): f for f in report["findings"] if f["check"] in BUDGET_CHECKS}
+
+
+def test_doctor_reports_what_codex_cuts_of_each_agents_md_chain(tmp_path: Path) -> None:
+    """32 KiB in all, root first: pkg/ is cut 232 bytes short, pkg/deep/ is left out entirely
+    (the budget is used up before it), lib/ is within the budget and nothing is said of it."""
+    project = _write(
+        tmp_path / "proj",
+        {
+            "AGENTS.md": _filled("# Project rules\n\n", 22_000),
+            "pkg/AGENTS.md": _filled("# Package rules\n\n", 11_000),
+            "pkg/deep/AGENTS.md": "# Deep rules\n\nThe deep package's rules.\n",
+            "lib/AGENTS.md": _filled("# Library rules\n\n", 10_000),
+        },
+    )
+    found = _budget_findings(project)
+    assert {key for key in found if key[0] == "codex-chain"} == {
+        ("codex-chain", "proj/pkg/AGENTS.md"),
+        ("codex-chain", "proj/pkg/deep/AGENTS.md"),
+    }
+    cut = found["codex-chain", "proj/pkg/AGENTS.md"]
+    assert cut["severity"] == "warning"
+    assert "proj/AGENTS.md (22,000 bytes) and proj/pkg/AGENTS.md (11,000 bytes): 33,000 bytes" in str(cut["message"])
+    assert "after 10,768 of its 11,000 bytes: 232 bytes lost" in str(cut["message"])
+    assert "move at least 232 bytes" in str(cut["fix"]) and ".AGENTS/" in str(cut["fix"])
+    assert isinstance(cut["start_line"], int) and cut["start_line"] > 1
+    out = found["codex-chain", "proj/pkg/deep/AGENTS.md"]
+    assert "is left out entirely" in str(out["message"])
+    assert "proj/pkg/AGENTS.md is cut after 10,768 of its 11,000 bytes" in str(out["message"])
+
+    # Budget used up exactly by the files before it: nothing of them is cut, the nested one is left out.
+    (project / "pkg/AGENTS.md").write_text(_filled("# Package rules\n\n", 32 * 1024 - 22_000))
+    found = _budget_findings(project)
+    assert {key for key in found if key[0] == "codex-chain"} == {("codex-chain", "proj/pkg/deep/AGENTS.md")}
+    message = str(found["codex-chain", "proj/pkg/deep/AGENTS.md"]["message"])
+    assert "the files before it use up the budget, so this file" in message and "left out entirely" in message
+
+
+def test_doctor_reports_a_top_agents_md_over_codexs_budget_once(tmp_path: Path) -> None:
+    project = _write(
+        tmp_path / "proj",
+        {
+            "AGENTS.md": _filled("# Project rules\n\n", 40_000),
+            "pkg/AGENTS.md": "# Package rules\n\nThe package's rules.\n",
+        },
+    )
+    found = _budget_findings(project, "--pinned-budget", "100000")
+    assert [key for key in found if key[0] == "codex-chain"] == [("codex-chain", "proj/AGENTS.md")]
+    message = str(found["codex-chain", "proj/AGENTS.md"]["message"])
+    assert "this file alone has 40,000" in message and "losing its last 7,232 bytes" in message
+    assert "leaves out every nested AGENTS.md (proj/pkg/AGENTS.md" in message
+
+
+def test_doctor_reports_what_the_claude_code_hook_cannot_send(tmp_path: Path) -> None:
+    """Pinned files Claude Code does not load itself over the hook's 9,500 characters (the project's
+    AGENTS.md it loads itself does not count), and a path-scoped rule over them."""
+    project = _write(
+        tmp_path / "proj",
+        {
+            "AGENTS.md": _filled("# Project rules\n\n", 9_000),  # Claude Code loads it itself
+            ".AGENTS/overview.md": _filled("# Overview\n\n", 6_000),
+            ".AGENTS/conventions.md": _filled("# Conventions\n\n", 5_000),
+            ".AGENTS/api.md": "---\nglobs: src/**\n---\n" + _filled("# API rules\n\n", 9_800),
+            "src/app.py": "",
+        },
+    )
+    found = _budget_findings(project)
+    pinned = found["hook-pinned-budget", ".AGENTS/overview.md"]
+    assert pinned["severity"] == "warning"
+    assert "(.AGENTS/overview.md and .AGENTS/conventions.md) hold 10,998 characters" in str(pinned["message"])
+    assert "the hook names .AGENTS/overview.md instead of sending it" in str(pinned["message"])
+    assert "proj/AGENTS.md" not in str(pinned["message"])
+    assert ".AGENTS/ files that are not pinned" in str(pinned["fix"])
+    rule = found["hook-rule-budget", ".AGENTS/api.md"]
+    assert "this path-scoped rule has 9,82" in str(rule["message"])
+    assert ("pinned-budget", ".AGENTS/overview.md") not in found  # 20,000 bytes: within 32 KiB
+
+    (project / ".AGENTS/conventions.md").write_text(_filled("# Conventions\n\n", 1_000))
+    assert ("hook-pinned-budget", ".AGENTS/overview.md") not in _budget_findings(project)
+
+
+def test_doctor_names_the_largest_pinned_file_over_the_pinned_budget(tmp_path: Path) -> None:
+    project = _write(
+        tmp_path / "proj",
+        {
+            "AGENTS.md": "# Project rules\n\nAgents follow the project's rules.\n",
+            ".AGENTS/overview.md": _filled("# Overview\n\n", 20_000),
+            ".AGENTS/conventions.md": _filled("# Conventions\n\n", 15_000),
+        },
+    )
+    found = _budget_findings(project)
+    over = found["pinned-budget", ".AGENTS/overview.md"]
+    assert over["severity"] == "error"
+    assert "hold 35,0" in str(over["message"]) and "over the 32,768 of --pinned-budget" in str(over["message"])
+    assert "the largest: .AGENTS/overview.md (19,999 bytes), .AGENTS/conventions.md" in str(over["message"])
+    assert "from .AGENTS/overview.md into .AGENTS/ files that are not pinned" in str(over["fix"])
+
+
+def test_a_small_project_gets_no_budget_findings(tmp_path: Path) -> None:
+    project = _write(
+        tmp_path / "proj",
+        {
+            "AGENTS.md": "# Project rules\n\nAgents follow the project's rules.\n",
+            "pkg/AGENTS.md": "# Package rules\n\nThe package's rules for agents.\n",
+            ".AGENTS/overview.md": "# Overview\n\nWhat the project is about.\n",
+            ".AGENTS/api.md": "---\nglobs: src/**\n---\n# API rules\n\nHandlers validate their input.\n",
+            "src/app.py": "",
+        },
+    )
+    assert _budget_findings(project) == {}

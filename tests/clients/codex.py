@@ -118,10 +118,16 @@ def run(
     timeout: float = 180,
     model: str = DEFAULT_MODEL,
     overrides: Sequence[str] = (),
+    trust_project_hooks: bool = False,
 ) -> Run:
     """Run `codex exec` once in `project`, the model answering with `turns` (then "done"), with
     `server` (a command line) as its only MCP server. `model` decides how Codex offers MCP tools;
-    each of `overrides` is a `key=value` passed as `-c` (`project_doc_max_bytes=1024`). Raises
+    each of `overrides` is a `key=value` passed as `-c` (`project_doc_max_bytes=1024`).
+    `trust_project_hooks` loads the project's own `.codex/` layer (its config.toml and hooks.json)
+    and runs its hooks: Codex ignores an untrusted project's layer, and runs a project hook only
+    once someone has reviewed it in `/hooks`, which `exec` cannot do; so this passes `--trust`
+    (saved in the run's throwaway CODEX_HOME) and `--dangerously-bypass-hook-trust`, Codex's
+    switch for automation that vets hook sources itself. Off by default. Raises
     `TimeoutExpired` after `timeout` seconds, once every process of the run has ended."""
     script = Script(list(turns))
     scratch = Path(tempfile.mkdtemp(prefix="codex-run-"))
@@ -132,6 +138,8 @@ def run(
         url = f"http://127.0.0.1:{INSIDE_PORT}"
         (codex_home / "config.toml").write_text(config(url, server, model), encoding="utf-8")
         options = [arg for override in overrides for arg in ("-c", override)]
+        if trust_project_hooks:  # the test wrote the hooks itself (see the docstring)
+            options += ["--trust", "--dangerously-bypass-hook-trust"]
         command = [str(BIN), "exec", "--json", "--skip-git-repo-check", *options, "-C", str(project), prompt]
         env = {name: os.environ[name] for name in PASSED_ENV if name in os.environ}
         env |= {

@@ -86,7 +86,7 @@ async def test_the_claude_desktop_snippet_serves_the_named_project_from_any_fold
 
 
 def test_every_client_snippet_starts_the_same_command() -> None:
-    """The six clients' snippets all run what the Claude Desktop test above starts (VS Code names
+    """The seven clients' snippets all run what the Claude Desktop test above starts (VS Code names
     the project by its own variable)."""
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     section = readme[readme.index("## Connect your client") : readme.index("### Over HTTP")]
@@ -104,7 +104,7 @@ def test_every_client_snippet_starts_the_same_command() -> None:
                 commands[client] = ["uvx", *json.loads(args)]
             else:
                 commands[client] = block.splitlines()[0].split(" -- ", 1)[1].split()
-    assert sorted(commands) == ["Claude Code", "Claude Desktop", "Codex", "Cursor", "VS Code", "Zed"]
+    assert sorted(commands) == ["Claude Code", "Claude Desktop", "Codex", "Cursor", "Gemini CLI", "VS Code", "Zed"]
     for client, argv in commands.items():
         assert argv[0] == "uvx" and argv[1:-1] == want, client
         assert argv[-1] == ("${workspaceFolder}" if client == "VS Code" else "/abs/project"), client

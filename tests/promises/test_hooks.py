@@ -1,0 +1,192 @@
+"""Context that arrives without being asked, through a real Claude Code, Codex and Gemini CLI:
+`agents-context setup CLIENT` in a project with the agent files of several tools, then a scripted
+session reads, edits and writes files. The hook adds each rule once, after the first touch; never
+a rule the client added itself; nothing for a file no rule matches; the pinned files from the
+first request."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import tomlkit
+
+from tests.clients import claude, codex, gemini
+from tests.clients.standin import Say, ToolCall, Turn
+from tests.conftest import write_tree
+from tests.helpers import REPO, SERVER
+
+HOOK = Path(sys.executable).with_name("agents-context-hook")
+
+pytestmark = pytest.mark.skipif(not HOOK.exists(), reason=f"{HOOK} is not installed (uv sync installs it)")
+
+MONOREPO: dict[str, str | bytes] = {
+    "AGENTS.md": "# Agents\n\nAGENTS-MARK. Run make test before every commit.\n",
+    "CLAUDE.md": "# Claude\n\n@AGENTS.md\n",
+    ".AGENTS/overview.md": "# Overview\n\nOVERVIEW-MARK. A monorepo for a tea shop.\n",
+    ".cursor/rules/always.mdc": "---\nalwaysApply: true\n---\n# Always\n\nCURSOR-ALWAYS-MARK. English only.\n",
+    ".cursor/rules/ts.mdc": "---\nglobs: '**/*.ts'\n---\n# TypeScript\n\nCURSOR-TS-MARK. No default exports.\n",
+    ".claude/rules/api.md": "---\npaths: apps/api/**\n---\n# API\n\nCLAUDE-API-MARK. Validate every input.\n",
+    "apps/api/src/auth.ts": "export const auth = 1;\n",
+    "apps/api/src/users.ts": "export const users = 2;\n",
+    "apps/web/CLAUDE.md": "# Web\n\nWEB-CLAUDE-MARK. Server components only.\n",
+    "apps/web/page.tsx": "export default function Page() {}\n",
+    "notes/todo.txt": "nothing here\n",
+}
+
+
+@pytest.mark.skipif(claude.available() is not None, reason=str(claude.available()))
+def test_each_rule_reaches_the_model_once_after_the_first_touch(tmp_path: Path) -> None:
+    project = write_tree(tmp_path / "monorepo", MONOREPO)
+    setup = subprocess.run(
+        [sys.executable, SERVER, "setup", "claude-code", "--project", str(project), "--command", str(HOOK.parent / "agents-context")],
+        capture_output=True, text=True, timeout=120, cwd=REPO, check=False,
+    )  # fmt: skip
+    assert setup.returncode == 0, setup.stderr
+    auth, users = project / "apps/api/src/auth.ts", project / "apps/api/src/users.ts"
+    turns: list[Turn] = [
+        [ToolCall("Read", {"file_path": str(auth)})],
+        [ToolCall("Edit", {"file_path": str(auth), "old_string": "= 1", "new_string": "= 10"})],
+        [ToolCall("Read", {"file_path": str(users)})],
+        [ToolCall("Write", {"file_path": str(project / "notes/done.txt"), "content": "done\n"})],
+        [ToolCall("Read", {"file_path": str(project / "apps/web/page.tsx")})],
+        Say("done"),
+    ]
+    allow = {"permissions": {"allow": ["Read", "Edit", "Write"]}}
+    entry = json.loads((project / ".mcp.json").read_text(encoding="utf-8"))["mcpServers"]["agents-context"]
+    run = claude.run(project, turns, server=[entry["command"], *entry["args"]], settings=allow)  # as setup wrote it
+    assert run.returncode == 0, run.stderr[-2000:]
+    first, last = claude.context_text(run, 0), claude.context_text(run, len(run.requests) - 1)
+    # The pinned files the client does not load itself, from the first request; AGENTS.md once.
+    assert "OVERVIEW-MARK" in first and "CURSOR-ALWAYS-MARK" in first
+    assert first.count("AGENTS-MARK") == 1
+    # Each rule once, after the first touch of a file it matches.
+    assert "CURSOR-TS-MARK" not in claude.context_text(run, 1).split("Read")[0]
+    assert last.count("CURSOR-TS-MARK") == 1
+    assert last.count("CLAUDE-API-MARK") == 1  # Claude Code added it on the read: not again
+    assert last.count("WEB-CLAUDE-MARK") == 1  # the nested CLAUDE.md, by Claude Code itself
+    assert last.count("OVERVIEW-MARK") == 1
+    # Nothing for a file no rule matches, nor for one whose only rule Claude Code added itself.
+    told = re.findall(r"agents-context: the project's agent files have rules for ([^:]+):", last)
+    assert told == ["apps/api/src/auth.ts"], told
+
+
+POLYGLOT: dict[str, str | bytes] = {
+    **MONOREPO,
+    "GEMINI.md": "# Gemini\n\nGEMINI-TOP-MARK. Answer briefly.\n",
+    "apps/api/GEMINI.md": "# API for Gemini\n\nAPI-GEM-MARK. Log every request.\n",
+    "apps/web/AGENTS.md": "# Web\n\nWEB-NESTED-MARK. Use pnpm.\n",
+    "apps/web/GEMINI.md": "# Web for Gemini\n\nWEB-GEM-MARK. Tabs, not spaces.\n",
+}
+"""MONOREPO with Gemini CLI's files and nested AGENTS.md and GEMINI.md (no mark is part of another)."""
+RULES = ("CURSOR-TS-MARK", "CLAUDE-API-MARK", "API-GEM-MARK", "WEB-NESTED-MARK", "WEB-CLAUDE-MARK", "WEB-GEM-MARK")
+"""The marks of the rules that apply to some files and not others."""
+TOLD = r"agents-context: the project's agent files have rules for ([^:]+):"
+
+
+def set_up(client: str, project: Path) -> None:
+    setup = subprocess.run(
+        [sys.executable, SERVER, "setup", client, "--project", str(project), "--command", str(HOOK.parent / "agents-context")],
+        capture_output=True, text=True, timeout=120, cwd=REPO, check=False,
+    )  # fmt: skip
+    assert setup.returncode == 0, setup.stderr
+
+
+@pytest.mark.skipif(codex.available() is not None, reason=str(codex.available()))
+def test_codex_gets_each_rule_once_as_developer_context(tmp_path: Path) -> None:
+    """Codex has no file-reading tool: it reads through the shell and writes with apply_patch. The
+    hook's context arrives as a developer message: at the start after the AGENTS.md Codex loads
+    itself, for a tool call between the call and its output."""
+    project = write_tree(tmp_path / "monorepo", POLYGLOT)
+    set_up("codex", project)
+    patch = "*** Begin Patch\n*** Update File: apps/api/src/auth.ts\n@@\n-export const auth = 1;\n+export const auth = 10;\n*** End Patch\n"
+    turns: list[Turn] = [
+        [ToolCall("apply_patch", {"input": patch})],
+        [ToolCall("exec_command", {"cmd": "cat apps/api/src/users.ts"})],
+        [ToolCall("exec_command", {"cmd": "cat apps/web/page.tsx"})],
+        [ToolCall("apply_patch", {"input": "*** Begin Patch\n*** Add File: notes/done.txt\n+done\n*** End Patch\n"})],
+        [ToolCall("exec_command", {"cmd": "cat notes/todo.txt"})],
+        Say("done"),
+    ]
+    entry = tomlkit.parse((project / ".codex/config.toml").read_text(encoding="utf-8")).unwrap()["mcp_servers"][
+        "agents-context"
+    ]
+    run = codex.run(
+        project, turns, server=[entry["command"], *entry["args"]],  # as setup wrote it
+        # Codex's own sandbox does not get apply_patch through inside the test's namespace (it
+        # hangs); that namespace, without network, is the sandbox here.
+        overrides=['sandbox_mode="danger-full-access"'],
+        trust_project_hooks=True,  # `exec` cannot review the project's hooks: Codex's bypass
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert (project / "notes/done.txt").is_file() and "auth = 10" in (project / "apps/api/src/auth.ts").read_text()
+    first, last = codex.context_text(run, 0), codex.context_text(run, len(run.requests) - 1)
+    # The pinned files Codex does not load itself, from the first request; AGENTS.md once (Codex's).
+    assert "[developer]\nagents-context: the project's pinned agent files" in first
+    assert "OVERVIEW-MARK" in first and "CURSOR-ALWAYS-MARK" in first and "GEMINI-TOP-MARK" in first
+    assert first.count("AGENTS-MARK") == 1 and "(Codex loaded monorepo/AGENTS.md itself.)" in first
+    assert not any(mark in first for mark in RULES)
+    # The patch's rules, between the call and its output, as a developer message.
+    patched = codex.context_text(run, 1)
+    call, told, output = (
+        patched.index(text) for text in ("[call apply_patch]", "CURSOR-TS-MARK", "[output]\nExit code: 0")
+    )
+    assert call < told < output
+    assert re.search(
+        r"\[developer\]\nagents-context: the project's agent files have rules for apps/api/src/auth\.ts:", patched
+    )
+    # Each rule once, the nested AGENTS.md, CLAUDE.md and GEMINI.md on the first `cat` in their folder.
+    for mark in (*RULES, "OVERVIEW-MARK", "CURSOR-ALWAYS-MARK", "AGENTS-MARK", "GEMINI-TOP-MARK"):
+        assert last.count(mark) == 1, mark
+    assert re.findall(TOLD, last) == ["apps/api/src/auth.ts", "apps/web/page.tsx"]
+    outputs = codex.tool_outputs(run)
+    assert len(outputs) == 5 and not any("agents-context" in output for output in outputs)
+
+
+@pytest.mark.skipif(gemini.available() is not None, reason=str(gemini.available()))
+def test_gemini_cli_gets_each_rule_once_with_the_tool_result(tmp_path: Path) -> None:
+    """Gemini CLI appends the hook's context to the tool's result (`<hook_context>`) and the
+    session start's as a part of the first user turn. It loads the top GEMINI.md itself, and a
+    nested GEMINI.md when one of its file tools touches the folder (not through the shell)."""
+    project = write_tree(tmp_path / "monorepo", POLYGLOT)
+    set_up("gemini-cli", project)
+    turns: list[Turn] = [
+        [ToolCall("read_file", {"file_path": "apps/api/src/auth.ts"})],
+        [
+            ToolCall(
+                "write_file",
+                {"file_path": str(project / "apps/api/src/users.ts"), "content": "export const users = 3;\n"},
+            )
+        ],
+        [ToolCall("run_shell_command", {"command": "cat apps/web/page.tsx"})],
+        [ToolCall("write_file", {"file_path": "notes/done.txt", "content": "done\n"})],
+        [ToolCall("run_shell_command", {"command": "cat notes/todo.txt"})],
+        Say("done"),
+    ]
+    entry = json.loads((project / ".gemini/settings.json").read_text(encoding="utf-8"))["mcpServers"]["agents-context"]
+    # Headless Gemini CLI offers no tool that asks for confirmation unless allowed. Its project
+    # hooks need no trust switch: with folder trust off (as the runner sets it) it warns and runs them.
+    allow = {"tools": {"allowed": ["write_file", "run_shell_command(cat)"]}}
+    run = gemini.run(project, turns, server=[entry["command"], *entry["args"]], settings=allow)  # as setup wrote it
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert (project / "notes/done.txt").is_file()
+    first, last = gemini.context_text(run, 0), gemini.context_text(run, len(run.requests) - 1)
+    # The pinned files Gemini CLI does not load itself (AGENTS.md among them) from the first request.
+    assert "<hook_context>agents-context: the project's pinned agent files" in first
+    assert "OVERVIEW-MARK" in first and "CURSOR-ALWAYS-MARK" in first and "AGENTS-MARK" in first
+    assert first.count("GEMINI-TOP-MARK") == 1  # Gemini CLI's own
+    assert not any(mark in first for mark in RULES)
+    # Each rule once, appended to the result of the first tool that touched a file it matches.
+    read, written, web, done, todo = outputs = gemini.tool_outputs(run)
+    assert all('"output"' in output for output in outputs), outputs
+    assert "<hook_context>" in read and "CURSOR-TS-MARK" in read and "CLAUDE-API-MARK" in read
+    assert "API-GEM-MARK" in read.split("<hook_context>")[0]  # Gemini CLI's own, not the hook's
+    assert "<hook_context>" in web and all(m in web for m in ("WEB-NESTED-MARK", "WEB-CLAUDE-MARK", "WEB-GEM-MARK"))
+    assert not any("agents-context" in output for output in (written, done, todo))
+    for mark in (*RULES, "OVERVIEW-MARK", "CURSOR-ALWAYS-MARK", "AGENTS-MARK", "GEMINI-TOP-MARK"):
+        assert last.count(mark) == 1, mark
+    assert re.findall(TOLD, last) == ["apps/api/src/auth.ts", "apps/web/page.tsx"]
