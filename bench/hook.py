@@ -5,10 +5,11 @@ which loads the server).
     uv run python -m bench.hook              # 30 runs of each
     uv run python -m bench.hook --runs 5     # quicker
 
-Each event is timed as a whole process, stdin to exit: a session's start (the pinned files), a
-touched file with rules (`docs/speed.md`: this repository's `.AGENTS/` has none for source files,
-so a generated project's `.claude/rules` and `AGENTS.md` are added beside it in a copy), the same
-file again (given already: nothing to add), and a file no rule matches.
+Each event is timed as a whole process, stdin to exit, in a copy of this repository's `.AGENTS/`
+and `live/` with a `.claude/rules` file and an `AGENTS.md` beside them (so that the project's
+agent files are walked and front matter is read, as in most projects): a session's start (the
+pinned files), a touched file with rules, the same file again (given already: nothing to add),
+a file no rule matches; then an edit of `server.py` in this repository as it is.
 """
 
 from __future__ import annotations
@@ -64,6 +65,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         def payload(session: str, event: str, **fields: object) -> str:
             return json.dumps({"session_id": session, "hook_event_name": event, "cwd": str(root), **fields})
 
+        def as_is(session: str) -> str:
+            edit = {"tool_name": "Edit", "tool_input": {"file_path": str(REPO / "server.py")}}
+            return json.dumps({"session_id": session, "hook_event_name": "PreToolUse", "cwd": str(REPO), **edit})
+
         touch = {"tool_name": "Edit", "tool_input": {"file_path": str(root / "live" / "index.py")}}
         none = {"tool_name": "Read", "tool_input": {"file_path": str(root / "README.md")}}
         hook = [*hook_command(), "claude-code"]
@@ -74,6 +79,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             ("hook: a file with rules, first touch", hook, lambda i: payload(f"t{i}", "PreToolUse", **touch)),
             ("hook: the same file again", hook, lambda i: payload("again", "PreToolUse", **touch)),
             ("hook: a file no rule matches", hook, lambda i: payload(f"n{i}", "PreToolUse", **none)),
+            ("hook: this repository as it is, Edit server.py", hook, lambda i: as_is(f"r{i}")),
             ("agents-context search (the CLI)", search, lambda i: ""),
         ]
         rows = [
