@@ -64,6 +64,8 @@ class Host:
     """The most characters of context the host takes whole in one output."""
     adds: Callable[[Event, CorpusFile], bool] = lambda event, f: False
     """Whether the host adds this rule file itself when this event's file is touched."""
+    silent: str = ""
+    """What it prints when it has nothing to add (Cursor and Cline want a JSON object)."""
 
 
 # --- reading payloads --------------------------------------------------------------------------
@@ -156,6 +158,28 @@ def _gemini_cli(payload: dict[str, Any]) -> Event | None:
     return Event(False, session, project, cwd, paths=paths, tool=tool, name=name)
 
 
+_CLINE_STARTS = ("TaskStart", "TaskResume")
+
+
+def _cline(payload: dict[str, Any]) -> Event | None:
+    """Cline's hooks are executables named after their event (`.clinerules/hooks/PreToolUse`);
+    the payload names it in `hookName`, with the task's id and the workspace's roots."""
+    session, name = payload.get("taskId"), payload.get("hookName")
+    if not isinstance(session, str) or name not in (*_CLINE_STARTS, "PreToolUse", "PostToolUse"):
+        return None
+    roots = payload.get("workspaceRoots")
+    cwd = Path(roots[0]) if isinstance(roots, list) and roots and isinstance(roots[0], str) else Path.cwd()
+    if name in _CLINE_STARTS:
+        return Event(True, session, cwd, cwd, name == "TaskStart", name=str(name))
+    tool = payload.get("preToolUse") or payload.get("postToolUse")
+    tool = tool if isinstance(tool, dict) else {}
+    parameters = tool.get("parameters")
+    given: dict[str, Any] = parameters if isinstance(parameters, dict) else {}
+    path, command = given.get("path"), given.get("command")
+    paths = (path,) if isinstance(path, str) else tuple(shell_paths(command, cwd)) if isinstance(command, str) else ()
+    return Event(False, session, cwd, cwd, paths=paths, tool=str(tool.get("toolName", "")), name=str(name))
+
+
 def _cursor(payload: dict[str, Any]) -> Event | None:
     session = payload.get("conversation_id")
     name = payload.get("hook_event_name")
@@ -213,6 +237,10 @@ def _cursor_output(event: Event, text: str) -> str:
     return json.dumps({"additional_context": text})
 
 
+def _cline_output(event: Event, text: str) -> str:
+    return json.dumps({"cancel": False, "contextModification": text, "errorMessage": ""})
+
+
 def _claude_adds(event: Event, f: CorpusFile) -> bool:
     """Claude Code adds a nested CLAUDE.md and the `.claude/rules` whose `paths:` match when the
     model reads a file (not when it writes one, nor through Bash)."""
@@ -237,10 +265,12 @@ HOSTS: dict[str, Host] = {
     "claude-code": Host("claude-code", _claude_code, _specific, 9_500, _claude_adds),
     "codex": Host("codex", _codex, _specific, 9_000),
     "gemini-cli": Host("gemini-cli", _gemini_cli, _specific, 9_500, _gemini_adds),
-    "cursor": Host("cursor", _cursor, _cursor_output, 9_500, _cursor_adds),
+    "cursor": Host("cursor", _cursor, _cursor_output, 9_500, _cursor_adds, silent="{}"),
+    "cline": Host("cline", _cline, _cline_output, 9_500, silent='{"cancel": false}'),
 }
 """Every host the hook speaks to, by the `--client` name. Claude Code takes 10,000 characters of
-`additionalContext` whole; Codex 2,500 approximate tokens (10,000 characters arrived whole)."""
+`additionalContext` whole; Codex 2,500 approximate tokens (10,000 characters arrived whole); Cline
+50,000 characters (the hook keeps to 9,500 there too: no model needs more at once)."""
 
 
 # --- what to add -------------------------------------------------------------------------------
@@ -424,11 +454,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if not args or args[0] not in HOSTS:
             raise ValueError(f"the first argument must be one of {', '.join(HOSTS)}, not {args[:1]}")
-        out = answer(args[0], json.loads(sys.stdin.read() or "null"))
+        out = answer(args[0], json.loads(sys.stdin.read() or "null")) or HOSTS[args[0]].silent
         if out:
             sys.stdout.write(out + "\n")
-    except Exception as exc:  # never in the way: log and say nothing
+    except Exception as exc:  # never in the way: log and say nothing (or the host's "nothing")
         _log(f"{' '.join(args)}: {type(exc).__name__}: {exc}")
+        if args and args[0] in HOSTS and HOSTS[args[0]].silent:
+            sys.stdout.write(HOSTS[args[0]].silent + "\n")
     else:
         if os.environ.get("AGENTS_CONTEXT_HOOK_TIMING"):
             _log(f"{' '.join(args)}: {1000 * (time.monotonic() - started):.1f} ms")

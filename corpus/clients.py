@@ -145,6 +145,11 @@ def _vscode(corpus: Corpus) -> Loaded:
     }
 
 
+def _cline(corpus: Corpus) -> Loaded:
+    """Its `.clinerules` rules without `paths:`."""
+    return {f.path: "a rule without paths" for f in corpus.files.values() if _always(f, "cline")}
+
+
 def _nothing(corpus: Corpus) -> Loaded:
     return {}
 
@@ -156,6 +161,7 @@ CLIENTS: tuple[Client, ...] = (
     Client("cursor", "Cursor", ("cursor-vscode", "cursor"), False, _cursor),
     Client("vscode", "VS Code", ("visual studio code", "visual studio code - insiders"), False, _vscode),
     Client("claude-desktop", "Claude Desktop", ("claude-ai",), False, _nothing),
+    Client("cline", "Cline", (), False, _cline),
 )
 """Every client the server tells apart; any other is unknown and gets everything."""
 
@@ -170,7 +176,7 @@ def identify(client_name: str | None) -> Client | None:
     return next((c for c in CLIENTS if folded in c.ids), None)
 
 
-HOOK_CLIENTS = frozenset({"claude-code", "codex", "gemini-cli", "cursor"})
+HOOK_CLIENTS = frozenset({"claude-code", "codex", "gemini-cli", "cursor", "cline"})
 """The clients `agents-context-hook` speaks to (`cli/hook.py`)."""
 BY_HOOK = "added by the agents-context hook at the session's start"
 

@@ -132,6 +132,22 @@ def test_gemini_cli_after_a_tool(project: Path) -> None:
     assert "NESTED-AGENTS-MARK" in out["hookSpecificOutput"]["additionalContext"]
 
 
+def test_cline_at_the_start_and_before_a_tool(project: Path) -> None:
+    roots = {"clineVersion": "3.40.0", "taskId": "task-1", "workspaceRoots": [str(project)]}
+    start = json.loads(answer("cline", {**roots, "hookName": "TaskStart", "taskStart": {"task": "fix auth"}}))
+    assert start["cancel"] is False and "OVERVIEW-MARK" in start["contextModification"]
+    tool = {"toolName": "read_file", "parameters": {"path": "src/api/auth.ts"}}
+    before = json.loads(answer("cline", {**roots, "hookName": "PreToolUse", "preToolUse": tool}))
+    assert "CLAUDE-API-MARK" in before["contextModification"]
+    assert answer("cline", {**roots, "hookName": "PreToolUse", "preToolUse": tool}) == ""  # once
+
+
+def test_cline_and_cursor_get_a_json_object_even_when_there_is_nothing_to_add(project: Path, state: Path) -> None:
+    env = {**os.environ, STATE_ENV: str(state)}
+    assert json.loads(run_hook(["cline"], "{}", env).stdout) == {"cancel": False}
+    assert json.loads(run_hook(["cursor"], "{not json", env).stdout) == {}
+
+
 @pytest.mark.parametrize(
     "payload",
     [
