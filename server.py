@@ -162,7 +162,7 @@ class AgentsServer(MCPServer[App]):
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[App, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
-        tool = self._tool_manager.get_tool(name)  # an SDK internal: see README, "Dependencies"
+        tool = self._tool_manager.get_tool(name)  # an SDK internal: docs/development.md, "Dependencies"
         if tool is not None:
             fixed = normalise(name, tool.parameters, arguments)
             if isinstance(fixed, str):
@@ -202,7 +202,9 @@ def create_server(live: LiveIndex, settings: Settings, watch_factory: WatchFacto
 def indexing(live: LiveIndex) -> set[str]:
     """Labels of the roots whose first indexing is still reading files (a cached index being
     checked already knows its files)."""
-    return {label for label, progress in live.building.items() if progress.phase == "indexing"}
+    # One lookup per root, never an iteration: the indexer thread removes a root from `building`
+    # when it is done, which could happen while a client connects.
+    return {r.label for r in live.roots if (progress := live.building.get(r.label)) and progress.phase == "indexing"}
 
 
 def _search(

@@ -105,7 +105,7 @@ SCHEMAS: dict[str, type[BaseModel]] = {
     "eval": evaluation.EvalReport,
     "cache": CacheReport,
 }
-"""The `--json` model of each command (README, "Command line")."""
+"""The `--json` model of each command (docs/configuration.md, "Command line")."""
 
 
 def run_search(

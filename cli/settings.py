@@ -14,6 +14,7 @@ import sys
 from dataclasses import dataclass, fields
 from pathlib import Path
 
+from corpus.catalog import Corpus
 from corpus.errors import CorpusError, RootNotFound
 from corpus.read import DEFAULT_MAX_BYTES
 from corpus.roots import (
@@ -244,13 +245,19 @@ def configure_logging(level: str, log_file: str | None) -> None:
 
 
 def announce(live: LiveIndex) -> None:
-    """Seed 000's start-up summary: both halves of the context, on stderr."""
-    corpus = live.corpus
+    """The start-up summary, on stderr: the pinned files and what is searched (both halves of the
+    context), each docs root, what was skipped, the set-up warnings. Read from one view: a docs
+    root's indexer may be updating the corpus meanwhile."""
+    with live.view() as view:
+        _announce(live, view.corpus, view.library.sections.n_docs)
+
+
+def _announce(live: LiveIndex, corpus: Corpus, n_sections: int) -> None:
     for f in pinned(corpus):
         log.info("# pinned %s (%dB)", f.path, f.size)
     files = [f for f in corpus.files.values() if f.searchable]
     n_pinned = sum(f.pinned for f in files)
-    log.info("# searchable %d sections across %d files (%d pinned)", live.library.sections.n_docs, len(files), n_pinned)
+    log.info("# searchable %d sections across %d files (%d pinned)", n_sections, len(files), n_pinned)
     for root in live.roots:
         if root.kind is RootKind.DOCS:
             n_files = len(live.files_of(root))

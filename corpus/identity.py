@@ -1,4 +1,4 @@
-"""One identity per file: its display path and its URI (the table is in the README).
+"""One identity per file: its display path and its URI (the table is in docs/contracts.md).
 
 - display path: `<root label>/<relative posix path>`, e.g. `.AGENTS/security.md`;
 - `.AGENTS` files: `agents://<rel>` (with several `.AGENTS` roots, `agents://<label>/<rel>`);

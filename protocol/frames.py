@@ -5,7 +5,7 @@ The pinned SDK silently drops a line it cannot read (invalid JSON, a value that 
 object, a batch, a string with a lone surrogate), so a client waiting on that id hangs. Here each
 line is read once, by the SDK's own parser, and handed on as it parsed it; only a line the SDK
 refuses (or reads as a notification although it carries an id) is parsed again with `json` to say
-why, and answered. README, "Contracts", "Frames", is the contract.
+why, and answered. docs/contracts.md, "Frames", is the contract.
 """
 
 from __future__ import annotations

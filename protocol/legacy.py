@@ -68,7 +68,7 @@ def advertise_list_changed(server: MCPServer[Any]) -> None:
 
     `MCPServer.run()` and the in-memory client build their initialize result with default
     NotificationOptions, which say `listChanged: false`; the low-level server has no setting
-    for it, so we wrap its options factory (an SDK internal: see README, "Dependencies").
+    for it, so we wrap its options factory (an SDK internal: docs/development.md, "Dependencies").
     """
     lowlevel = server._lowlevel_server
     build = lowlevel.create_initialization_options

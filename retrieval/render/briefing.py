@@ -288,7 +288,7 @@ def instructions(
     loaded: Mapping[str, str] | None = None,
     client: str = "",
 ) -> str:
-    """Server instructions within `budget_chars`, in the order the README gives. They name what
+    """Server instructions within `budget_chars`, in the order docs/contracts.md gives. They name what
     is there: the folders as they are on disk, the pinned files, and with `has_docs` each docs
     root with its size (`indexing`: labels of roots whose first indexing is still running).
     `library`: the index of the files, if the caller has it (headings are then not parsed).

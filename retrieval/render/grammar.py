@@ -1,10 +1,10 @@
-"""The text grammar every answer shares (the contract is in the README, "Output grammar").
+"""The text grammar every answer shares (the contract is in docs/contracts.md, "Output grammar").
 
 A text result is BODY, a blank line, then one STATUS line `[agents-context key=value ...]`.
 STATUS is the only place new fields appear; a value with spaces or quotes is a JSON string.
 Attribute values in `<context ...>` tags are XML-escaped.
 
-The grammar cannot be forged, and this module is the one place that makes sure (README, "Output
+The grammar cannot be forged, and this module is the one place that makes sure (docs/contracts.md, "Output
 grammar", "What is escaped"): corpus text goes through `neutralise` (a line that would read as a
 delimiter of the grammar or as a STATUS line gets a backslash before its first visible character)
 and every path, heading or other value printed inside a line goes through `inline` (control,

@@ -62,7 +62,7 @@ class LastUpdate(BaseModel):
 
 
 class SearchResult(BaseModel):
-    method: str = Field(description="bm25, phrase, bm25-relaxed, path or outline (see the README).")
+    method: str = Field(description="bm25, phrase, bm25-relaxed, path or outline (docs/retrieval.md).")
     fallback_reason: str | None = Field(default=None, description="Why a fallback method answered.")
     hits: list[Hit]
     nearest: list[Nearest] = Field(default_factory=list, description="method=outline: the closest headings and files.")
