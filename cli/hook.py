@@ -83,79 +83,79 @@ def _common(payload: dict[str, Any], project_env: str) -> tuple[str, Path, Path]
     return (f"{session}.{agent}" if isinstance(agent, str) and agent else session), project, folder
 
 
-def _claude_code(payload: dict[str, Any]) -> Event | None:
-    found = _common(payload, "CLAUDE_PROJECT_DIR")
+Paths = Callable[[str, dict[str, Any], Path], "tuple[str, ...] | None"]
+"""The files a tool call names (None: a tool the hook does not follow)."""
+
+
+def _shaped(
+    payload: dict[str, Any], project_env: str, touches: tuple[str, ...], resets: tuple[str, ...], paths_of: Paths
+) -> Event | None:
+    """An event of a host whose payloads are Claude Code's shape (Claude Code, Codex, Gemini
+    CLI): `SessionStart` (a reset for the sources in `resets`), or one of the `touches` events."""
+    found = _common(payload, project_env)
     if found is None:
         return None
     session, project, cwd = found
     name = str(payload["hook_event_name"])
     if name == "SessionStart":
-        source = payload.get("source")
-        return Event(True, session, project, cwd, source in ("startup", "clear", "compact"), name=name)
-    if name not in ("PreToolUse", "PostToolUse"):
+        return Event(True, session, project, cwd, payload.get("source") in resets, name=name)
+    if name not in touches:
         return None
     tool, given = str(payload.get("tool_name", "")), payload.get("tool_input")
-    given = given if isinstance(given, dict) else {}
+    paths = paths_of(tool, given if isinstance(given, dict) else {}, cwd)
+    return None if paths is None else Event(False, session, project, cwd, paths=paths, tool=tool, name=name)
+
+
+def _one(path: object) -> tuple[str, ...]:
+    return (path,) if isinstance(path, str) else ()
+
+
+def _claude_paths(tool: str, given: dict[str, Any], cwd: Path) -> tuple[str, ...] | None:
     if tool in ("Read", "Edit", "Write", "NotebookEdit"):
-        path = given.get("file_path") or given.get("notebook_path")
-        paths: tuple[str, ...] = (path,) if isinstance(path, str) else ()
-    elif tool in ("Bash", "PowerShell"):
-        paths = tuple(shell_paths(str(given.get("command", "")), cwd))
-    else:
-        return None
-    return Event(False, session, project, cwd, paths=paths, tool=tool, name=name)
+        return _one(given.get("file_path") or given.get("notebook_path"))
+    if tool in ("Bash", "PowerShell"):
+        return tuple(shell_paths(str(given.get("command", "")), cwd))
+    return None
 
 
 _PATCH = re.compile(r"^\*\*\* (?:(?:Add|Update|Delete) File|Move to): (.+?)\s*$", re.MULTILINE)
 
 
-def _codex(payload: dict[str, Any]) -> Event | None:
-    found = _common(payload, "CODEX_PROJECT_DIR")
-    if found is None:
-        return None
-    session, project, cwd = found
-    name = str(payload["hook_event_name"])
-    if name == "SessionStart":
-        source = payload.get("source")
-        return Event(True, session, project, cwd, source in ("startup", "clear", "compact"), name=name)
-    if name not in ("PreToolUse", "PostToolUse"):
-        return None
-    tool, given = str(payload.get("tool_name", "")), payload.get("tool_input")
-    command = str(given.get("command", "")) if isinstance(given, dict) else ""
+def _codex_paths(tool: str, given: dict[str, Any], cwd: Path) -> tuple[str, ...] | None:
+    command = str(given.get("command", ""))  # Bash and apply_patch both carry their text here
     if tool == "apply_patch":
-        paths = tuple(_PATCH.findall(command))
-    elif tool == "Bash":
-        paths = tuple(shell_paths(command, cwd))
-    else:
-        return None
-    return Event(False, session, project, cwd, paths=paths, tool=tool, name=name)
+        return tuple(_PATCH.findall(command))
+    if tool == "Bash":
+        return tuple(shell_paths(command, cwd))
+    return None
+
+
+def _gemini_paths(tool: str, given: dict[str, Any], cwd: Path) -> tuple[str, ...] | None:
+    if tool in ("read_file", "write_file", "replace"):
+        return _one(given.get("file_path") or given.get("absolute_path"))
+    if tool == "read_many_files":  # its `include` holds paths and globs: the paths count
+        include = given.get("include") or given.get("paths") or []
+        named = [p for p in include if isinstance(p, str)] if isinstance(include, list) else []
+        return tuple(str(cwd / p) for p in named if (cwd / p).is_file())
+    if tool == "run_shell_command":
+        return tuple(shell_paths(str(given.get("command", "")), cwd))
+    return None
+
+
+_TOOL_EVENTS = ("PreToolUse", "PostToolUse")
+_RESETS = ("startup", "clear", "compact")
+
+
+def _claude_code(payload: dict[str, Any]) -> Event | None:
+    return _shaped(payload, "CLAUDE_PROJECT_DIR", _TOOL_EVENTS, _RESETS, _claude_paths)
+
+
+def _codex(payload: dict[str, Any]) -> Event | None:
+    return _shaped(payload, "CODEX_PROJECT_DIR", _TOOL_EVENTS, _RESETS, _codex_paths)
 
 
 def _gemini_cli(payload: dict[str, Any]) -> Event | None:
-    found = _common(payload, "GEMINI_PROJECT_DIR")
-    if found is None:
-        return None
-    session, project, cwd = found
-    name = str(payload["hook_event_name"])
-    if name == "SessionStart":
-        source = payload.get("source")
-        return Event(True, session, project, cwd, source in ("startup", "clear"), name=name)
-    if name != "AfterTool":
-        return None
-    tool, given = str(payload.get("tool_name", "")), payload.get("tool_input")
-    given = given if isinstance(given, dict) else {}
-    if tool in ("read_file", "write_file", "replace"):
-        path = given.get("file_path") or given.get("absolute_path")
-        paths: tuple[str, ...] = (path,) if isinstance(path, str) else ()
-    elif tool == "read_many_files":  # its `include` holds paths and globs: the paths count
-        include = given.get("include") or given.get("paths") or []
-        named = [p for p in include if isinstance(p, str)] if isinstance(include, list) else []
-        paths = tuple(str(cwd / p) for p in named if (cwd / p).is_file())
-    elif tool == "run_shell_command":
-        paths = tuple(shell_paths(str(given.get("command", "")), cwd))
-    else:
-        return None
-    return Event(False, session, project, cwd, paths=paths, tool=tool, name=name)
+    return _shaped(payload, "GEMINI_PROJECT_DIR", ("AfterTool",), ("startup", "clear"), _gemini_paths)
 
 
 _CLINE_STARTS = ("TaskStart", "TaskResume")
