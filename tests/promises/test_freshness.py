@@ -480,20 +480,32 @@ async def test_every_call_answers_in_bounded_time_while_files_keep_changing(
         def on_disk(root: Path) -> dict[str, str]:
             return {p.name: p.read_text() for p in sorted((root / "churn").glob("c*.md"))}
 
+        differs: list[str] = []
+        """What the last complete check found different."""
+
         async def equal_to_disk() -> bool:
+            found = await difference()
+            differs[:] = [found] if found else []
+            return not found
+
+        async def difference() -> str:
             listed = {str(r.uri) for r in (await client.list_resources()).resources}
             churn = {f"agents://churn/{name}" for name in on_disk(agents)}
-            if {uri for uri in listed if uri.startswith("agents://churn/")} != churn:
-                return False
+            if (shown := {uri for uri in listed if uri.startswith("agents://churn/")}) != churn:
+                return f"resources/list: {sorted(shown ^ churn)}"
             for label, root, tool in ((".AGENTS", agents, "context_search"), ("docs", docs, "search_docs")):
                 for name, text in on_disk(root).items():
                     word = text.rsplit(" ", 1)[-1].strip()
                     body, status = split_status(await search(client, word, tool=tool))
                     if status["hits"] == "0" or f"{label}/churn/{name}" not in body or "partial" in status:
-                        return False
+                        return f"{tool} {word!r} ({label}/churn/{name}): {status}"
             report = (await client.call_tool("context_status", {})).structured_content
             assert report is not None
             files = {r["label"]: (r["files"], r["indexing"]) for r in report["roots"]}
-            return files == {".AGENTS": (len(on_disk(agents)) + 2, None), "docs": (len(on_disk(docs)) + 1, None)}
+            expected = {".AGENTS": (len(on_disk(agents)) + 2, None), "docs": (len(on_disk(docs)) + 1, None)}
+            return "" if files == expected else f"context_status: {files} for {expected}"
 
-        await eventually(equal_to_disk, timeout=30)
+        try:
+            await eventually(equal_to_disk, timeout=30)
+        except TimeoutError:
+            raise AssertionError(f"still not equal to the disk 30 s after the writer stopped: {differs}") from None
