@@ -188,7 +188,7 @@ def run_markdown(dev: MarkdownDev, ranking: Ranking, questions: Sequence[Questio
 
 
 def distractors(dev: MarkdownDev, ranking: Ranking, floors: Sequence[float]) -> list[str]:
-    """Seed 001's distractor test: both docs folders in one index; for each question, how many
+    """The distractor test: both docs folders in one index; for each question, how many
     of the top 3 come from the other folder, and what a relative score floor does about it."""
     library = markdown_library(list(dev.roots.values()), ranking.but(score_floor=0.0))
     found = {q.text: served(library, SECTIONS).retrieve(RetrievalRequest(q.text, 3)) for q in dev.questions}
@@ -317,7 +317,7 @@ def markdown_report(data: Data, ranking: Ranking, show_misses: bool) -> list[str
             out += markdown_rows(label, md, subset)
     out += ["", f"published: {PUBLISHED['markdown-dev']}", ""]
     if len(data.dev.roots) > 1:
-        out += ["## Distractors (both folders in one index; seed 001, 10.9)", ""]
+        out += ["## Distractors (both folders in one index)", ""]
         out += [*distractors(data.dev, ranking, DISTRACTOR_FLOORS), ""]
     if show_misses:
         out += ["", "## markdown-dev misses (not in the top 3)", ""]

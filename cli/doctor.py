@@ -1,4 +1,5 @@
-"""`agents-context doctor`: lint a corpus along seed 000's failure modes.
+"""`agents-context doctor`: lint a corpus for what keeps an agent from finding and reading its
+rules whole (the checks are listed in docs/configuration.md, "`agents-context doctor`").
 
 Each finding names the file and lines and says how to fix it. Errors (exit status 1) are what
 breaks an agent's work: text that looks like a credential, links that point nowhere, pinned files

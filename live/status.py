@@ -1,5 +1,5 @@
-"""`context_status`, `agents-context://status` and `agents-context status`: seed 002's
-check-then-search payload.
+"""`context_status`, `agents-context://status` and `agents-context status`: the report an agent
+checks before it trusts a search.
 
 Whether search is enabled and healthy, what each root holds, what was skipped and why, how the
 watcher is doing, and how fresh the index is.

@@ -148,7 +148,7 @@ async def test_k_is_clamped_not_rejected(make_tree: Callable[..., Path], mode: s
     assert split_status(text_of(docs_high))[1]["hits"] == "10"
 
 
-async def test_search_docs_covers_pinned_files_with_seed_001_blocks(server: AgentsServer, mode: str) -> None:
+async def test_search_docs_covers_pinned_files_with_header_blocks(server: AgentsServer, mode: str) -> None:
     async with Client(server, mode=mode) as client:
         result = await client.call_tool("search_docs", {"query": "never files", "k": 2})
     text = text_of(result)

@@ -1,4 +1,4 @@
-"""Overlapping windows over whole lines (the unit of `search_docs`, seed 001).
+"""Overlapping windows over whole lines (the unit of `search_docs`).
 
 A window gathers whole lines until it holds about `size` words, and the next window starts
 about `overlap` words before the previous one ended. Its text is exactly the original lines it

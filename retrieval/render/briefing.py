@@ -1,6 +1,6 @@
 """What reaches the model before any search: the pinned files, the manifest, the instructions.
 
-Seed 000: the pinned files are cross-cutting rules paid for on every task; the manifest lists what
+The pinned files are cross-cutting rules paid for on every task; the manifest lists what
 is searchable so the model knows when to search. Clients cut long server instructions (Claude
 Code at 4,096 characters, earlier at 2,048), so the instructions are built to a budget, and the
 files a client loaded itself are named, not sent again (`loaded`, from `corpus.clients`).

@@ -1,11 +1,12 @@
 """Search answers as text and as structured content, both from one `Answer`, within a budget.
 
-`context_search` hits are `<context path section score>` blocks; `search_docs` hits are seed 001's
-`--- path#chunk (score=...) ---` blocks with a cost footer. The whole text result stays within
-`max_tokens` (tokens = characters / 4): whole hits are dropped from the end before any hit is cut,
-and STATUS says `truncated=1 omitted=N next_offset=K`. The STATUS line and the structured result
-are both written from one `Status` record. BODY shows the hits' text through `neutralise` and
-their paths through `inline` (grammar.py); the structured result holds them exactly.
+`context_search` hits are `<context path section score>` blocks; `search_docs` hits are
+`--- path#chunk (score=...) ---` blocks with a cost footer (docs/contracts.md, "Output grammar").
+The whole text result stays within `max_tokens` (tokens = characters / 4): whole hits are dropped
+from the end before any hit is cut, and STATUS says `truncated=1 omitted=N next_offset=K`. The
+STATUS line and the structured result are both written from one `Status` record. BODY shows the
+hits' text through `neutralise` and their paths through `inline` (grammar.py); the structured
+result holds them exactly.
 """
 
 from __future__ import annotations
@@ -236,7 +237,8 @@ def render_context(query: str, answer: Answer, page: Page | None = None) -> Rend
 
 
 def render_docs(query: str, answer: Answer, page: Page | None = None) -> Rendered:
-    """Seed 001's blocks and cost footer `[N hits, ~C chars (~T tokens)]`, C = hit text chars."""
+    """`--- path#chunk (score=...) ---` blocks and the cost footer `[N hits, ~C chars (~T tokens)]`,
+    C = hit text chars (docs/contracts.md, "`search_docs` BODY")."""
     page = page or Page()
     if answer.past_end is not None:
         return _miss(DOCS_PAST_END.format(why=_past_end(answer, page)), answer, page)

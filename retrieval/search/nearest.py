@@ -1,5 +1,5 @@
-"""The headings and files nearest to a query that matched nothing (seed 002's navigation layer,
-the `outline` method): chosen by fuzzy match on their text, so a miss is never a dead end."""
+"""The headings and files nearest to a query that matched nothing (the `outline` method,
+docs/retrieval.md, "Methods"): chosen by fuzzy match on their text, so a miss is never a dead end."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The retrieval policy (seed 002): which method answers a query, and never a silent empty answer.
+"""The retrieval policy (docs/retrieval.md): which method answers a query, never a silent empty answer.
 
 In order:
 - `path`: the query names a file (`security.md`, `.AGENTS/services/api.md`): that file's units;

@@ -1,9 +1,10 @@
-"""The retriever contract (seed 004): one method, ranked documents, empty is success.
+"""The retriever contract: one method, ranked documents, empty is success (docs/retrieval.md,
+"One retriever").
 
-We deviate from seed 004 on one point, on purpose: the request carries per-call options (`k`, a
-deadline, filters, phrases that must match), because our tools are per-call. Errors raise; they are
-never encoded in the result. A retriever that runs out of time raises `Partial` with the best
-results it has (seed 002: on timeout, return partial results rather than fail).
+The request carries per-call options (`k`, a deadline, filters, phrases that must match), because
+our tools are per-call. Errors raise; they are never encoded in the result. A retriever that runs
+out of time raises `Partial` with the best results it has: on a timeout the tools answer with
+partial results (`partial=1`) rather than fail (docs/retrieval.md, "The deadline").
 """
 
 from __future__ import annotations
@@ -101,12 +102,13 @@ class BM25Retriever:
     has (`Partial`). The index stores no positions on purpose: they would roughly double its
     memory for a feature few queries use.
 
-    It never returns the same text twice (seed 001, 10.6: the model would read it twice): a unit
+    It never returns the same text twice (the model would read, and pay for, it twice): a unit
     that overlaps a better one of the same file, or is a near copy of a better one with the same
     heading (term sets at least `redundancy` alike by Jaccard, as versioned copies of a page
     are), is skipped and the next one takes its place. With a `score_floor`, hits below that
-    fraction of the best hit's score are dropped (seed 001's distractor mitigation); the best hit
-    always stays.
+    fraction of the best hit's score are dropped (how the floor was chosen, and what it does
+    against another folder's pages, is in docs/quality.md, "What the defaults are, and why"); the
+    best hit always stays.
 
     With a `proximity` weight, the `depth` best units of the engine's ranking are re-tokenized and
     gain a bonus for query words that occur close together (`retrieval.engine.proximity`) before copies

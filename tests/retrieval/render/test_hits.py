@@ -114,7 +114,7 @@ def test_one_enormous_line_is_cut_inside_the_line() -> None:
     assert "[... cut at line 1 of 1-1]\n</context>" in text
 
 
-def test_docs_hits_have_seed_001_blocks_and_a_cost_footer() -> None:
+def test_docs_hits_have_header_blocks_and_a_cost_footer() -> None:
     docs = bm25(window("docs/a.md", 0, "alpha text\nsecond line", 3.14159), window(".AGENTS/b.md", 2, "beta", 0.5))
     chars = len("alpha text\nsecond line") + len("beta")
     assert render_docs("q", docs).text == (

@@ -1,4 +1,4 @@
-"""Seed 002's policy through the tools: methods and fallbacks, filters, paging, the nearest headings, the deadline, explanations."""
+"""The retrieval policy (docs/retrieval.md) through the tools: methods and fallbacks, filters, paging, the nearest headings, the deadline, explanations."""
 
 from __future__ import annotations
 
