@@ -6,18 +6,18 @@
 - `Pass`: a sweep of a large docs root spread over many small steps (the patrol).
 
 A file whose stamp did not move is never read again. Nothing here reads a file's content or
-touches the index: reading is `live.settle`, applying `live.index`.
+touches the index: reading is `live.settle` and `live.reading`, applying `live.store`.
 """
 
 from __future__ import annotations
 
 import bisect
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from corpus.catalog import CorpusFile
+from corpus.catalog import Change, CorpusFile
 from corpus.ignore import IGNORE_FILES, IgnoreRules
 from corpus.roots import Root, RootKind
 from corpus.scan import FileRef, SkippedFile, Walk, check_name, included, refused, walk, walk_folders
@@ -204,3 +204,15 @@ def _with_prefix(ordered: list[str], prefix: str) -> list[str]:
 def _parent(rel: str) -> str:
     """The folder prefix of a relative path (`""` at the top, else ending in `/`)."""
     return rel[: rel.rfind("/") + 1]
+
+
+def merged(changes: Sequence[Change]) -> Change:
+    """Several updates' changes as one."""
+    if len(changes) == 1:
+        return changes[0]
+    return Change(
+        added=frozenset().union(*(c.added for c in changes)),
+        changed=frozenset().union(*(c.changed for c in changes)),
+        removed=frozenset().union(*(c.removed for c in changes)),
+        at=time.time(),
+    )

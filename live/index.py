@@ -15,10 +15,11 @@ re-check of the hits wait for a root's update lock, and pause for files to hold 
 and the root says it is `changing` (in STATUS: `partial=1 indexing=<label>:changing`) until an
 update finds it quiet; `fresh_as_of` never moves past a change left unread.
 
-Finding what changed is `live.changes`, reading it `live.settle`, writing the cache
-`live.persist`. Files are read and tokenized outside the index lock; each batch is then applied
-as one coalesced update, one generation, under the lock, so every answer comes from one complete
-generation. Updates to one root are serialised, so a slow read can never overwrite a newer one.
+Finding what changed is `live.changes`; reading it `live.reading` (files that hold still:
+`live.settle`); the cache `live.persist`; patrol steps in the background `live.asks`. Files are
+read and tokenized outside the index lock; each batch is then applied as one coalesced update,
+one generation, under the lock, so every answer comes from one complete generation. Updates to
+one root are serialised, so a slow read can never overwrite a newer one.
 """
 
 from __future__ import annotations
@@ -27,34 +28,29 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import as_completed
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from pathlib import Path
 
 from corpus.catalog import Change, CorpusFile
 from corpus.identity import split_display
 from corpus.ignore import IgnoreRules
-from corpus.read import DEFAULT_MAX_BYTES, FileText, stamp
+from corpus.read import DEFAULT_MAX_BYTES, stamp
 from corpus.roots import Root, RootKind, root_present
 from corpus.rules import PinSet
-from corpus.scan import FileRef, SkippedFile
-from live import codec, workers
+from live import persist, workers
+from live.asks import Asks
 from live.cache import IndexCache
-from live.changes import Batch, Pass, fs_path, holds_text, refreshed, relative, swept
-from live.persist import SAVE_ON_EXIT_FILES, IdleSaves, freeze_chunk, without_collections
+from live.changes import Batch, Pass, fs_path, merged, refreshed, relative, swept
+from live.persist import SAVE_ON_EXIT_FILES, IdleSaves, without_collections
+from live.reading import Reader
 from live.settle import SETTLE_S, Settler
 from live.store import Progress, Store
 from retrieval.chunks.units import Unit
-from retrieval.engine.memory import release_free_memory
 from retrieval.engine.ranking import DEFAULT, Ranking
 
 log = logging.getLogger("agents_context.index")
 
-CHUNK = 2000
-"""A large sweep reads and applies this many files at a time, so answers (marked partial) come
-from what is ready while the rest is read, and progress can be told."""
 PATROL_S = 0.01
 """The work one patrol step of a docs root does (see `patrol`): folders are walked until this
 much time has passed (at least one folder per step)."""
@@ -90,21 +86,21 @@ class LiveIndex(Store):
         before returning, since the instructions are built from them."""
         super().__init__(roots, pins, max_bytes, ranking)
         self.progress = progress
-        """Told how a large read goes (every `CHUNK` files), for people watching stderr."""
+        """Told when a root's first indexing is done, for people watching stderr."""
         self.cache = cache
-        self.parallel_files = parallel_files
-        """A docs root's read of at least this many new files goes to worker processes (0: never)."""
         self._stopping = threading.Event()
-        self._settler = Settler(self.roots, max_bytes, settle_s, self._stopping)
+        self._reader = Reader(
+            self, Settler(max_bytes, settle_s, self._stopping), self._stopping, progress, parallel_files
+        )
         self._saves = IdleSaves(self.save, self._stopping) if cache is not None else None
         if self._saves is not None:
             self.on_change = self._saves.changed
-        self._patrol_guard = threading.Lock()
-        self._patrol_wanted: set[str] = set()
-        self._patroller: threading.Thread | None = None
+        self._asks = Asks(self._patrol_asked, self._stopping)
         # Largest first (docs roots): restored into an empty index, their postings need no re-sorting.
         by_size = sorted(self.roots, key=lambda r: r.kind is not RootKind.DOCS)
-        restored = without_collections(lambda: {r.label: self._restore(r) for r in by_size}) if cache else {}
+        restored = (
+            without_collections(lambda: {r.label: persist.restore(self, cache, r) for r in by_size}) if cache else {}
+        )
         self._restored = restored
         later = [r for r in self.roots if background and r.kind is RootKind.DOCS]
         for root in later:
@@ -119,32 +115,6 @@ class LiveIndex(Store):
             self.indexer.start()
 
     # --- start-up and the cache ---------------------------------------------------------------
-
-    def _cache_key(self, root: Root) -> str:
-        assert self.cache is not None
-        pins = [] if root.kind is RootKind.DOCS else list(self.corpus.pins_of(root))
-        return self.cache.key(root, pins, self.corpus.max_bytes)
-
-    def _restore(self, root: Root) -> bool:
-        """Load the root's cache entry into the index (it is checked against the files next)."""
-        assert self.cache is not None
-        started = time.perf_counter()
-        restored = self.cache.load(root, self._cache_key(root))
-        if restored is None:
-            return False
-        with self.writing():
-            self.corpus.files.update(zip([f.path for f in restored.files], restored.files, strict=True))
-            self.state[root.label].files.update(zip([f.rel for f in restored.files], restored.files, strict=True))
-            self.library.sections.unpack(restored.sections)
-            self.library.windows.unpack(restored.windows)
-        self.state[root.label].dirty = False
-        log.info(
-            "%s: %d files from the cache in %.0f ms; checking them against the disk",
-            root.label,
-            len(restored.files),
-            (time.perf_counter() - started) * 1000,
-        )
-        return True
 
     def _first_sweep(self, root: Root) -> None:
         started = time.time()
@@ -172,27 +142,9 @@ class LiveIndex(Store):
             self._first_sweep(root)
 
     def save(self, root: Root) -> None:
-        """Write the root's cache entry if it changed since the last one (never while its first
-        indexing runs: a half-read root is not worth keeping)."""
-        state = self.state[root.label]
-        if self.cache is None or not state.dirty or root.label in self.building:
-            return
-        if not state.present or self.last_error is not None:
-            return
-        started = time.perf_counter()
-        with self.writing():
-            state.dirty = False  # a change from now on makes it dirty again
-            files = sorted(state.files.values(), key=lambda f: f.rel)
-            paths = [f.path for f in files]
-            sections, windows = self.library.sections.pack(paths), self.library.windows.pack(paths)
-        try:
-            self.cache.save(root, self._cache_key(root), files, sections, windows)
-        except Exception as exc:  # a full disk, a read-only cache, anything: serve on, uncached
-            state.dirty = True
-            log.warning("could not write the cache for %s: %s", root.label, exc)
-            return
-        release_free_memory()  # packing a large root makes and drops copies of all of it (tldr: 110 MB)
-        log.info("%s: cache written in %.0f ms", root.label, (time.perf_counter() - started) * 1000)
+        """Write the root's cache entry if it changed since the last one (see `persist.save`)."""
+        if self.cache is not None:
+            persist.save(self, self.cache, root)
 
     def close(self) -> None:
         """Stop background indexing, patrol steps and the save timers, and write the cache
@@ -204,10 +156,7 @@ class LiveIndex(Store):
             self._saves.cancel()
         if self.indexer is not None:
             self.indexer.join(timeout=5.0)
-        with self._patrol_guard:
-            patroller = self._patroller
-        if patroller is not None:
-            patroller.join(timeout=5.0)
+        self._asks.join(timeout=5.0)
         for root in self.roots:
             if len(self.state[root.label].files) <= SAVE_ON_EXIT_FILES:
                 self.save(root)
@@ -227,34 +176,11 @@ class LiveIndex(Store):
         if docs:
             self.patrol_soon(r for r in docs if not covered(r))
 
-    @contextmanager
-    def _updating(self, root: Root, deadline: float | None = None) -> Iterator[bool]:
-        """The root's update lock, for a sweep or refresh: True once held; False when it stayed
-        busy until `deadline` (a `time.monotonic()` moment; None waits as long as it takes).
-        Patrol steps stand aside while one of these waits (a step takes the lock only when nobody
-        is waiting for it), so a watcher's rescan is never starved by steps asked for by
-        back-to-back calls."""
-        state = self.state[root.label]
-        with self._patrol_guard:
-            state.waiting += 1
-        try:
-            held = state.lock.acquire(timeout=-1 if deadline is None else max(0.0, deadline - time.monotonic()))
-        finally:
-            with self._patrol_guard:
-                state.waiting -= 1
-        if not held:
-            yield False
-            return
-        try:
-            yield True
-        finally:
-            state.lock.release()
-
     def _update(self, root: Root, work: Callable[[], Change], deadline: float | None) -> Change | None:
         """`work` under the root's update lock; None when the lock stayed busy until `deadline`
         (then the root is `missed`: it says it is changing until an update catches up)."""
         asked = time.time()
-        with self._updating(root, deadline) as held:
+        with self.state[root.label].updating(deadline) as held:
             if not held:
                 self.missed(root, asked)
                 return None
@@ -293,7 +219,7 @@ class LiveIndex(Store):
     def mark_fresh(self, root: Root, moment: float) -> None:
         """As `Store.mark_fresh`, but never while a file of the root was left as it was because
         it was still being written (`pending`): a change not read is not reflected."""
-        if not self._settler.pending[root.label]:
+        if not self.state[root.label].pending:
             super().mark_fresh(root, moment)
 
     def missed(self, root: Root, moment: float) -> None:
@@ -307,12 +233,7 @@ class LiveIndex(Store):
         """`label:changing` for each of these roots whose files are still changing: a file left as
         it was because it was being written, or a call that answered without catching up (see
         `missed`). Answers from them are the freshest complete generation, marked partial."""
-        return [
-            f"{r.label}:changing"
-            for r in roots
-            if r.label not in self.building
-            and (self._settler.pending[r.label] or self.state[r.label].missed > self.state[r.label].fresh_as_of)
-        ]
+        return [f"{r.label}:changing" for r in roots if r.label not in self.building and self.state[r.label].changing]
 
     def rebuild(self) -> Change:
         """Sweep every root; the changes of all of them together."""
@@ -321,33 +242,18 @@ class LiveIndex(Store):
     def retry_pending(self) -> None:
         """Re-read files that were still being written at the last attempt."""
         for root in self.roots:
-            pending = sorted(self._settler.pending[root.label])  # a copy: other threads change the set
+            pending = sorted(self.state[root.label].pending)  # a copy: other threads change the set
             if pending:
                 self.refresh(root, [fs_path(root, rel) for rel in pending])
 
     def patrol_soon(self, roots: Iterable[Root]) -> None:
-        """Ask for one patrol step of each of `roots` in a background thread, and return at once.
-        Asks made while a step runs add up to one more step per root, not one per ask."""
-        with self._patrol_guard:
-            self._patrol_wanted.update(r.label for r in roots)
-            if (
-                self._patrol_wanted
-                and not self._stopping.is_set()
-                and (self._patroller is None or not self._patroller.is_alive())
-            ):
-                self._patroller = threading.Thread(target=self._patrol_asked, name="patrol", daemon=True)
-                self._patroller.start()
+        """Ask for one patrol step of each of `roots` in a background thread, and return at once."""
+        self._asks.ask(r.label for r in roots)
 
-    def _patrol_asked(self) -> None:
-        while not self._stopping.is_set():
-            with self._patrol_guard:
-                labels, self._patrol_wanted = self._patrol_wanted, set()
-                if not labels:
-                    self._patroller = None
-                    return
-            for root in self.roots:
-                if root.label in labels:
-                    self.patrol(root)
+    def _patrol_asked(self, labels: set[str]) -> None:
+        for root in self.roots:
+            if root.label in labels:
+                self.patrol(root)
 
     def patrol(self, root: Root, budget_s: float = PATROL_S) -> Change:
         """Advance a stat sweep of a docs root by a bounded step (folders for about `budget_s`,
@@ -389,7 +295,7 @@ class LiveIndex(Store):
                 changed |= change is None or change.count > 0
                 # A file caught mid-save is left as indexed until it settles: its hit is stale
                 # all the same, so the caller searches again rather than serve it.
-                pending = self._settler.pending[root.label]
+                pending = self.state[root.label].pending
                 changed |= any(relative(root, path) in pending for path in stale[root.label])
         # Checked last: another thread (the watcher, a patrol step) may have applied the change
         # while this one waited for the root, and then this refresh found nothing left to do.
@@ -399,7 +305,7 @@ class LiveIndex(Store):
 
     def _sweep(self, root: Root, deadline: float | None = None) -> Change:
         state = self.state[root.label]
-        pending = self._settler.pending[root.label]
+        pending = self.state[root.label].pending
         if not root_present(root):
             if state.present:
                 log.warning("root %s is gone (%s); serving nothing from it until it returns", root.label, root.path)
@@ -415,7 +321,7 @@ class LiveIndex(Store):
         pending.intersection_update([ref.rel for ref in stale])
         if not stale and not batch.removed and batch.skipped == state.skipped and self.last_error is None:
             return Change()  # nothing moved (the case before almost every answer): no update to apply
-        return self._read_apply(root, stale, batch, deadline)
+        return self._reader.read_apply(root, stale, batch, deadline)
 
     def _refresh(self, root: Root, paths: Iterable[str | Path], deadline: float | None = None) -> Change:
         if not root_present(root):
@@ -429,8 +335,8 @@ class LiveIndex(Store):
             return self._sweep(root, deadline)
         candidates, batch = found
         asked = {rel for p in paths if (rel := relative(root, p))}
-        self._settler.pending[root.label].difference_update(asked - {ref.rel for ref in candidates})
-        self._settler.read(root, candidates, state.files, batch, self._take, deadline)
+        self.state[root.label].pending.difference_update(asked - {ref.rel for ref in candidates})
+        self._reader.read(root, candidates, batch, deadline)
         return self.apply(root, batch)
 
     def _patrol(self, root: Root, budget_s: float) -> Change:
@@ -444,139 +350,16 @@ class LiveIndex(Store):
                 return change
             run = state.patrol = Pass.begin(root, state.files)
         reading, batch = run.step(root, state.files, state.skipped, budget_s)
-        self._settler.read(root, reading, state.files, batch, self._take)
+        self._reader.read(root, reading, batch)
         if run.done:
             state.rules = run.rules
             state.patrol = None
-            pending = self._settler.pending[root.label]
+            pending = self.state[root.label].pending
             pending.difference_update([rel for rel in pending if not fs_path(root, rel).exists()])
         change = self.apply(root, batch) if batch else Change()
         if run.done:
             self.mark_fresh(root, run.started)
         return change
-
-    def _read_apply(
-        self, root: Root, refs: list[FileRef], batch: Batch, deadline: float | None = None, beside: bool = True
-    ) -> Change:
-        """Read and apply `refs` `CHUNK` files at a time (the first batch also carries the
-        removals and skips), so a large root is searchable while it is read. A large read of a
-        docs root's new files goes to worker processes (`live.workers`)."""
-        known = self.state[root.label].files
-        if beside and root.kind is RootKind.DOCS and deadline is None and self.parallel_files:
-            fresh = [ref for ref in refs if ref.rel not in known]
-            if len(fresh) >= self.parallel_files:
-                first = self.apply(root, batch) if batch else Change()
-                by_workers, unread = self._read_beside(root, fresh)
-                given = {ref.rel for ref in fresh} - unread
-                later = [ref for ref in refs if ref.rel not in given]
-                rest = self._read_apply(root, later, Batch(), deadline, beside=False)
-                return merged([first, by_workers, rest])
-        progress = self.building.get(root.label)
-        if progress is not None:
-            progress.total = len(refs)
-        changes = []
-        for start in range(0, max(len(refs), 1), CHUNK):
-            if start and self._stopping.is_set():
-                break
-            part = refs[start : start + CHUNK]
-            cut = self._settler.read(root, part, known, batch, self._take, deadline)
-            changes.append(self.apply(root, batch))
-            if cut:  # a call out of time under churn: the rest is left to the watcher and the next call
-                self._settler.pending[root.label].update(ref.rel for ref in refs[start + CHUNK :])
-                break
-            batch = Batch()
-            if len(refs) > CHUNK:
-                freeze_chunk()
-            if progress is not None:
-                progress.done = start + len(part)
-            if self.progress is not None and len(refs) > CHUNK:
-                self.progress(f"indexing {root.label}: {start + len(part)}/{len(refs)} files read")
-        if len(changes) > 1:
-            self._merge_chunks(root)
-        return merged(changes)
-
-    def _merge_chunks(self, root: Root) -> None:
-        """After a read in chunks: one segment per chunk, which every query would pay for, merged
-        into one; and the memory the read freed given back to the system (after tldr's first
-        read the server held 350 MB, 220 MB once given back: what a warm restart holds)."""
-        started = time.perf_counter()
-        with self.writing():
-            self.library.merge_all()
-        release_free_memory()
-        log.info("%s: index segments merged in %.0f ms", root.label, (time.perf_counter() - started) * 1000)
-
-    def _read_beside(self, root: Root, refs: list[FileRef]) -> tuple[Change, set[str]]:
-        """Have worker processes read `refs` (none of them indexed yet) `CHUNK` files at a time,
-        and add each chunk as it comes back; the relative paths they left to this process (files
-        changing or empty, chunks whose worker failed)."""
-        progress = self.building.get(root.label)
-        if progress is not None:
-            progress.total = len(refs)
-        parts = [refs[start : start + CHUNK] for start in range(0, len(refs), CHUNK)]
-        unread: set[str] = set()
-        changes, done = [], 0
-        started = time.perf_counter()
-        settings = (self.corpus.max_bytes, self._settler.settle_s, self.library.ranking)
-        pool = workers.pool(min(workers.workers(), len(parts)))
-        try:
-            asked = {pool.submit(workers.read_part, root, part, *settings): part for part in parts}
-        except Exception as exc:  # no processes to be had (or a setting that cannot be sent): read here
-            pool.shutdown(wait=False, cancel_futures=True)
-            log.warning("could not start worker processes (%s); reading %s here", exc, root.label)
-            return Change(), {ref.rel for ref in refs}
-        with pool:
-            for future in as_completed(asked):
-                # Popped: a future keeps its result, so a chunk held here would stay alive until
-                # the whole read is done (tldr: every chunk's packed arrays, ~90 MB at the peak).
-                part = asked.pop(future)
-                if self._stopping.is_set():
-                    pool.shutdown(wait=False, cancel_futures=True)
-                    break
-                try:
-                    read = future.result()
-                    restored = codec.restore(root, workers.PART, read.arrays)
-                except Exception as exc:  # a worker that died or sent something unusable: read its chunk here
-                    log.warning("a worker failed on %d files of %s (%s); reading them here", len(part), root.label, exc)
-                    unread.update(ref.rel for ref in part)
-                    continue
-                unread.update(read.unread)
-                skipped = [SkippedFile(root, rel, why) for rel, why in read.skipped]
-                changes.append(self.adopt(root, restored, skipped))
-                freeze_chunk()
-                done += len(part)
-                if progress is not None:
-                    progress.done = done
-                if self.progress is not None:
-                    self.progress(f"indexing {root.label}: {done}/{len(refs)} files read")
-        if len(changes) > 1:
-            self._merge_chunks(root)
-        log.info(
-            "%s: %d files read by worker processes in %.0f ms", root.label, done, (time.perf_counter() - started) * 1000
-        )
-        return merged(changes) if changes else Change(), unread
-
-    def _take(self, ref: FileRef, text: FileText, known: dict[str, CorpusFile], batch: Batch) -> None:
-        """A file read whole: into the batch, with its units when its content changed."""
-        f = self.corpus.corpus_file(ref, text)
-        old = known.get(ref.rel)
-        if old is None or old.digest != f.digest:
-            f, units = self.library.prepare_file(f, holds_text(ref.root))
-            batch.prepared[f.path] = units
-        elif not holds_text(ref.root):
-            f = f.without_text()
-        batch.files[ref.rel] = f
-
-
-def merged(changes: Sequence[Change]) -> Change:
-    """Several updates' changes as one."""
-    if len(changes) == 1:
-        return changes[0]
-    return Change(
-        added=frozenset().union(*(c.added for c in changes)),
-        changed=frozenset().union(*(c.changed for c in changes)),
-        removed=frozenset().union(*(c.removed for c in changes)),
-        at=time.time(),
-    )
 
 
 def _moved(f: CorpusFile) -> bool:

@@ -1,5 +1,6 @@
-"""When a live index writes its roots to the persistent cache, and the collector tuning that large
-restores and builds need. What an entry holds is `live.codec`; where it lives, `live.cache`.
+"""A live index's roots to and from the persistent cache: when an entry is restored and written,
+and the collector tuning that large restores and builds need. What an entry holds is
+`live.codec`; where it lives, `live.cache`.
 
 A root's entry is restored at start-up, rewritten once the root has been left alone for
 `SAVE_IDLE_S` (a background timer, so a burst of edits is one write and no search waits for it),
@@ -9,16 +10,73 @@ and written at exit for roots small enough to write at once.
 from __future__ import annotations
 
 import gc
+import logging
 import threading
 import time
 from collections.abc import Callable
 
-from corpus.roots import Root
+from corpus.roots import Root, RootKind
+from live.cache import IndexCache
+from live.store import Store
+from retrieval.engine.memory import release_free_memory
+
+log = logging.getLogger("agents_context.index")
 
 SAVE_IDLE_S = 30.0
 """A root's cache entry is rewritten once the root has had no change for this long."""
 SAVE_ON_EXIT_FILES = 2000
 """At exit, entries are written only for roots this small (a few milliseconds each)."""
+
+
+def cache_key(store: Store, cache: IndexCache, root: Root) -> str:
+    """The key of the root's entry: what the entry was built with (pins, size limit, versions)."""
+    pins = [] if root.kind is RootKind.DOCS else list(store.corpus.pins_of(root))
+    return cache.key(root, pins, store.corpus.max_bytes)
+
+
+def restore(store: Store, cache: IndexCache, root: Root) -> bool:
+    """Load the root's cache entry into `store` (it is checked against the files next); False
+    when there is none to be had."""
+    started = time.perf_counter()
+    restored = cache.load(root, cache_key(store, cache, root))
+    if restored is None:
+        return False
+    state = store.state[root.label]
+    with store.writing():
+        store.corpus.files.update(zip([f.path for f in restored.files], restored.files, strict=True))
+        state.files.update(zip([f.rel for f in restored.files], restored.files, strict=True))
+        store.library.sections.unpack(restored.sections)
+        store.library.windows.unpack(restored.windows)
+    state.dirty = False
+    log.info(
+        "%s: %d files from the cache in %.0f ms; checking them against the disk",
+        root.label,
+        len(restored.files),
+        (time.perf_counter() - started) * 1000,
+    )
+    return True
+
+
+def save(store: Store, cache: IndexCache, root: Root) -> None:
+    """Write the root's cache entry if it changed since the last one (never while its first
+    indexing runs: a half-read root is not worth keeping)."""
+    state = store.state[root.label]
+    if not state.dirty or root.label in store.building or not state.present or store.last_error is not None:
+        return
+    started = time.perf_counter()
+    with store.writing():
+        state.dirty = False  # a change from now on makes it dirty again
+        files = sorted(state.files.values(), key=lambda f: f.rel)
+        paths = [f.path for f in files]
+        sections, windows = store.library.sections.pack(paths), store.library.windows.pack(paths)
+    try:
+        cache.save(root, cache_key(store, cache, root), files, sections, windows)
+    except Exception as exc:  # a full disk, a read-only cache, anything: serve on, uncached
+        state.dirty = True
+        log.warning("could not write the cache for %s: %s", root.label, exc)
+        return
+    release_free_memory()  # packing a large root makes and drops copies of all of it (tldr: 110 MB)
+    log.info("%s: cache written in %.0f ms", root.label, (time.perf_counter() - started) * 1000)
 
 
 class IdleSaves:

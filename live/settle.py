@@ -14,6 +14,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from corpus.catalog import CorpusFile
@@ -38,15 +39,28 @@ Take = Callable[[FileRef, FileText, dict[str, CorpusFile], Batch], None]
 """What to do with a file read whole and settled: add it (and its units) to the batch."""
 
 
-class Settler:
-    """Reads the files of a batch once they hold still; remembers which are still being written."""
+@dataclass(slots=True)
+class _Run:
+    """One `Settler.read`: where its reads go."""
 
-    def __init__(self, roots: list[Root], max_bytes: int, settle_s: float, stopping: threading.Event) -> None:
+    root: Root
+    known: dict[str, CorpusFile]
+    """The root's files as indexed."""
+    pending: set[str]
+    """The root's files still being written (see `RootState.pending`)."""
+    batch: Batch
+    take: Take
+    empty: list[tuple[FileRef, FileText]] = field(default_factory=list)
+    """Files read empty, kept once they held still for a pause."""
+
+
+class Settler:
+    """Reads the files of a batch once they hold still."""
+
+    def __init__(self, max_bytes: int, settle_s: float, stopping: threading.Event) -> None:
         self.max_bytes = max_bytes
         self.settle_s = settle_s
         self.stopping = stopping
-        self.pending: dict[str, set[str]] = {r.label: set() for r in roots}
-        """Per root, the relative paths still being written at the last attempt."""
         self._emptied: dict[Path, tuple[Stamp, float]] = {}
         """Files found empty: their stamp and when it was first seen so."""
 
@@ -55,12 +69,14 @@ class Settler:
         root: Root,
         refs: list[FileRef],
         known: dict[str, CorpusFile],
+        pending: set[str],
         batch: Batch,
         take: Take,
         deadline: float | None = None,
     ) -> bool:
         """Read `refs` into `batch` (through `take`); a file skipped now is recorded as skipped, and
-        removed if it was indexed; a file still changing is left as it was (`pending`).
+        removed if it was indexed; a file still changing is left as it was (its relative path
+        added to `pending`).
 
         Files that changed since they were stat'd are read again together, after one pause per
         round for all of them (not one per file: under churn nearly every file of a batch is in
@@ -71,9 +87,8 @@ class Settler:
         could go on as long as the writer does (without a file changing under them, reads go on:
         a bulk change that has landed is read whole). The files left unread are `pending` too;
         True when some were."""
-        pending = self.pending[root.label]
+        run = _Run(root, known, pending, batch, take)
         hold_still(refs, self.settle_s)
-        empty: list[tuple[FileRef, FileText]] = []
         changing: list[FileRef] = []
         cut = False
         for i, ref in enumerate(refs):
@@ -90,59 +105,43 @@ class Settler:
                 changing.append(ref)
                 continue
             except NotInCorpus as exc:
-                self._refused(root, ref, exc, known, batch)
+                _refused(run, ref, exc)
                 continue
-            self._keep(ref, text, known, batch, take, empty)
+            self._keep(run, ref, text)
         for delay in _RETRY_DELAYS:
             if not changing or self.stopping.is_set():
                 break
             if deadline is not None and time.monotonic() + delay > deadline:
                 break
-            changing = self._read_again(root, changing, delay, known, batch, take, empty, deadline)
+            changing = self._read_again(run, changing, delay, deadline)
         pending.update(ref.rel for ref in changing)  # keep what is indexed; the next event or call retries
-        if empty:
+        if run.empty:
             time.sleep(self.settle_s)
-            for ref, text in empty:
+            for ref, text in run.empty:
                 if stamp_at(ref.path) == text.stamp:
                     take(ref, text, known, batch)
                 else:
                     pending.add(ref.rel)
         return cut
 
-    def _keep(
-        self,
-        ref: FileRef,
-        text: FileText,
-        known: dict[str, CorpusFile],
-        batch: Batch,
-        take: Take,
-        empty: list[tuple[FileRef, FileText]],
-    ) -> None:
+    def _keep(self, run: _Run, ref: FileRef, text: FileText) -> None:
         """A settled read: into the batch, unless it reads empty (see `EMPTIED_S`)."""
         if text.size == 0 and self.settle_s:
             seen = self._emptied.get(ref.path)
             if seen is None or seen[0] != text.stamp:
                 seen = self._emptied[ref.path] = (text.stamp, time.monotonic())
-            if ref.rel in known and known[ref.rel].size and time.monotonic() - seen[1] < EMPTIED_S:
+            if ref.rel in run.known and run.known[ref.rel].size and time.monotonic() - seen[1] < EMPTIED_S:
                 # A save that truncates first shows an empty file, and a busy machine can
                 # hold the writer there longer than any short pause: a file that had text is
                 # taken as emptied only once reads have found it empty, unchanged, for
                 # `EMPTIED_S` (until then its last text stays; the next event or call retries).
-                self.pending[ref.root.label].add(ref.rel)
+                run.pending.add(ref.rel)
                 return
             # A new empty file is kept once it held still for a pause (one per batch).
-            empty.append((ref, text))
+            run.empty.append((ref, text))
             return
         self._emptied.pop(ref.path, None)
-        take(ref, text, known, batch)
-
-    @staticmethod
-    def _refused(root: Root, ref: FileRef, exc: NotInCorpus, known: dict[str, CorpusFile], batch: Batch) -> None:
-        """A file not served now: skipped with its reason (`Skipped`), or gone; out of the index."""
-        if isinstance(exc, Skipped):
-            batch.skipped[ref.rel] = SkippedFile(root, ref.rel, exc.reason)
-        if ref.rel in known:
-            batch.removed.add(ref.rel)
+        run.take(ref, text, run.known, run.batch)
 
     def _read_settled(self, root: Root, ref: FileRef) -> FileText:
         """`read_text`, kept only if the file is still as `ref` saw it (a read in a pause of a
@@ -153,17 +152,7 @@ class Settler:
             raise Changing(f"{ref.path.name} changed since it was stat'd")
         return text
 
-    def _read_again(
-        self,
-        root: Root,
-        refs: list[FileRef],
-        delay: float,
-        known: dict[str, CorpusFile],
-        batch: Batch,
-        take: Take,
-        empty: list[tuple[FileRef, FileText]],
-        deadline: float | None,
-    ) -> list[FileRef]:
+    def _read_again(self, run: _Run, refs: list[FileRef], delay: float, deadline: float | None) -> list[FileRef]:
         """One retry round: every file of `refs` is stat'd, then one pause of `delay` for all of
         them, then each is read again (resolving the path afresh, in case it was replaced) and the
         read kept only if the file held still across the pause; none is read past `deadline`.
@@ -176,18 +165,26 @@ class Settler:
                 still.append(ref)
                 continue
             try:
-                text = read_text(root.path, ref.path, self.max_bytes)
+                text = read_text(run.root.path, ref.path, self.max_bytes)
             except Changing:
                 still.append(ref)
                 continue
             except NotInCorpus as exc:
-                self._refused(root, ref, exc, known, batch)
+                _refused(run, ref, exc)
                 continue
             if text.stamp != stamped:
                 still.append(ref)
                 continue
-            self._keep(ref, text, known, batch, take, empty)
+            self._keep(run, ref, text)
         return still
+
+
+def _refused(run: _Run, ref: FileRef, exc: NotInCorpus) -> None:
+    """A file not served now: skipped with its reason (`Skipped`), or gone; out of the index."""
+    if isinstance(exc, Skipped):
+        run.batch.skipped[ref.rel] = SkippedFile(run.root, ref.rel, exc.reason)
+    if ref.rel in run.known:
+        run.batch.removed.add(ref.rel)
 
 
 def hold_still(refs: list[FileRef], settle_s: float) -> None:

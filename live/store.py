@@ -76,7 +76,39 @@ class RootState:
     """Sweeps and refreshes waiting for `lock` (patrol steps give way to them)."""
     missed: float = 0.0
     """When a call last answered without bringing the root up to date (see `LiveIndex.missed`)."""
+    pending: set[str] = field(default_factory=set)
+    """Relative paths still being written at the last attempt to read them: left as indexed until
+    the next event or call reads them (`live.settle`)."""
     patrol: Pass | None = None
+    _guard: threading.Lock = field(default_factory=threading.Lock)
+    """Guards `waiting`."""
+
+    @contextmanager
+    def updating(self, deadline: float | None = None) -> Iterator[bool]:
+        """The update lock: True once held; False when it stayed busy until `deadline` (a
+        `time.monotonic()` moment; None waits as long as it takes). Patrol steps stand aside while
+        one of these waits (a step takes the lock only when nobody is waiting for it), so a
+        watcher's rescan is never starved by steps asked for by back-to-back calls."""
+        with self._guard:
+            self.waiting += 1
+        try:
+            held = self.lock.acquire(timeout=-1 if deadline is None else max(0.0, deadline - time.monotonic()))
+        finally:
+            with self._guard:
+                self.waiting -= 1
+        if not held:
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            self.lock.release()
+
+    @property
+    def changing(self) -> bool:
+        """Files still being written, or a call answered without catching up since the root was
+        last fresh (see `LiveIndex.missed`)."""
+        return bool(self.pending) or self.missed > self.fresh_as_of
 
 
 class Store:

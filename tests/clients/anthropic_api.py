@@ -1,6 +1,6 @@
 """A stand-in for Anthropic's Messages API (`POST /v1/messages`), streamed or not, as Claude Code
 calls it: scripted turns for the session's main loop, a short text for the client's side requests
-(titles, summaries), and every request recorded."""
+(titles), a summary when the client compacts the conversation, and every request recorded."""
 
 from __future__ import annotations
 
@@ -12,14 +12,19 @@ from typing import Any
 
 from tests.clients.standin import Reply, Request, Say, StandIn, Turn, json_reply, sse
 
+SUMMARY = "<analysis>The user asked about the project.</analysis>\n<summary>1. Primary Request: the project's rules.</summary>"
+"""What the model answers a compaction with: a summary that names none of the files' words."""
+
 
 @dataclass
 class Script:
     """The main loop's turns in order; once they are spent the model says "done". A request is
-    the main loop's when it offers the client's own tools (side requests offer none)."""
+    the main loop's when it offers the client's own tools (side requests offer none) and is not a
+    compaction (its last message asks for a summary, text only: answered with `SUMMARY`)."""
 
     turns: list[Turn]
     main: list[Request] = field(default_factory=list)
+    compactions: list[Request] = field(default_factory=list)
     _ids: Iterator[int] = field(default_factory=itertools.count)
 
     def __call__(self, request: Request, stand_in: StandIn) -> Reply:
@@ -28,6 +33,9 @@ class Script:
         body = request.body if isinstance(request.body, dict) else {}
         if len(body.get("tools") or ()) < 2:
             return self._reply(body, [{"type": "text", "text": "Agents context session"}], "end_turn")
+        if _compaction(body):
+            self.compactions.append(request)
+            return self._reply(body, [{"type": "text", "text": SUMMARY}], "end_turn")
         self.main.append(request)
         turn: Turn = self.turns[len(self.main) - 1] if len(self.main) <= len(self.turns) else Say("done")
         if isinstance(turn, Say):
@@ -51,6 +59,14 @@ class Script:
         if not body.get("stream"):
             return json_reply({**message, "content": blocks})
         return Reply(200, "text/event-stream", list(sse(_events(message, blocks, stop))))
+
+
+def _compaction(body: dict[str, Any]) -> bool:
+    """Whether the request asks for the conversation's summary (Claude Code's `/compact` and its
+    automatic compaction send the conversation, then this request, tools offered but refused)."""
+    messages = body.get("messages") or [{}]
+    last = json.dumps(messages[-1].get("content"))
+    return "Do NOT call any tools" in last and "<summary>" in last
 
 
 def _events(message: dict[str, Any], blocks: list[dict[str, Any]], stop: str) -> Iterator[tuple[str, Any]]:

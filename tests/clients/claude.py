@@ -58,17 +58,21 @@ def run(
     prompt: str = "What are this project's rules?",
     timeout: float = 180,
     settings: dict[str, Any] | None = None,
+    home: Path | None = None,
+    resume: str | None = None,
 ) -> Run:
     """Run Claude Code once in `project`, the model answering with `turns` (then "done"), with
     `server` (a command line) as its only MCP server and that server's tools allowed; `settings`,
-    if given, are passed as Claude Code settings (`--settings`). Raises `TimeoutExpired` after
-    `timeout` seconds, once every process of the run has ended."""
+    if given, are passed as Claude Code settings (`--settings`). `home` (a folder the caller
+    removes) keeps Claude Code's sessions from one run to the next, and `resume` names the session
+    to go on with. Raises `TimeoutExpired` after `timeout` seconds, once every process of the run
+    has ended."""
     script = Script(list(turns))
     scratch = Path(tempfile.mkdtemp(prefix="claude-run-"))
     try:
-        home, tmp = scratch / "home", scratch / "tmp"
+        home, tmp = home or scratch / "home", scratch / "tmp"
         for folder in (home / ".claude", tmp):
-            folder.mkdir(parents=True)
+            folder.mkdir(parents=True, exist_ok=True)
         config = scratch / "mcp.json"
         config.write_text(json.dumps({"mcpServers": {SERVER: {"command": server[0], "args": list(server[1:])}}}))
         command = [
@@ -80,6 +84,8 @@ def run(
         if settings is not None:
             (scratch / "settings.json").write_text(json.dumps(settings))
             command += ["--settings", str(scratch / "settings.json")]
+        if resume is not None:
+            command += ["--resume", resume]
         env = {name: os.environ[name] for name in PASSED_ENV if name in os.environ}
         env |= {
             "HOME": str(home),
@@ -105,7 +111,7 @@ def run(
                 timeout=timeout,
                 url_variable="ANTHROPIC_BASE_URL",
             )
-        return Run([request.body for request in script.main], code, stdout, stderr)
+        return Run([request.body for request in script.main], code, stdout, stderr, compactions=len(script.compactions))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 

@@ -61,6 +61,8 @@ class Run:
     stdout: str
     stderr: str
     recorded: list[Request] = field(default_factory=list)
+    compactions: int = 0
+    """How many times the client asked the model to summarise the conversation."""
 
 
 Answer = Callable[[Request, "StandIn"], Reply]

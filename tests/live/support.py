@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from corpus.roots import make_roots
-from live import index as live_module
+from live import reading
 from live.cache import IndexCache
 from live.index import LiveIndex
 from retrieval.engine.ranking import DEFAULT
@@ -70,7 +70,7 @@ def assert_like_fresh(live: LiveIndex, agents: Path, docs: Path | None) -> None:
 def big_docs_tree(make_tree: Callable[..., Path]) -> tuple[Path, Path, int]:
     """A small .AGENTS and a docs root of one chunk and a bit more: read in two batches."""
     agents = make_tree({"overview.md": "# Overview\n\nhi\n", "rules.md": "# Rules\n\nalpha rules\n"})
-    n = live_module.CHUNK + 150
+    n = reading.CHUNK + 150
     docs = make_tree({f"d{i:05d}.md": f"# Doc {i}\n\nalpha word{i}\n" for i in range(n)}, name="big")
     return agents, docs, n
 

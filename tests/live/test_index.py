@@ -20,6 +20,7 @@ from cli.settings import Settings
 from corpus.catalog import Change
 from corpus.roots import make_roots
 from live import index as live_module
+from live import reading
 from live.changes import swept
 from live.index import LiveIndex
 from retrieval.search.answer import WINDOWS
@@ -224,8 +225,8 @@ def test_background_indexing_answers_from_what_is_ready_marked_partial(
     live = open_live(agents, docs, cache_dir, background=True, progress=progress)
     try:
         assert at_boundary.wait(60)
-        assert live.indexing(live.roots) == [f"big:{live_module.CHUNK}/{n}"]
-        assert len(live.corpus.in_root(live.roots[1])) == live_module.CHUNK  # the first chunk is searchable
+        assert live.indexing(live.roots) == [f"big:{reading.CHUNK}/{n}"]
+        assert len(live.corpus.in_root(live.roots[1])) == reading.CHUNK  # the first chunk is searchable
         assert [u for u, _, _ in ranked(live, "rules")] == [".AGENTS/rules.md:1", ".AGENTS/rules.md#0"]
         assert len(list(cache_dir.glob("*.index"))) == 1  # the .AGENTS entry: a half-read root is not cached
     finally:
@@ -257,13 +258,13 @@ async def test_while_a_docs_root_is_indexed_the_tools_answer_partial_with_the_pr
         async with Client(server) as client:
             assert await anyio.to_thread.run_sync(at_boundary.wait, 60)
             _, fields = split_status(await search(client, "alpha", "search_docs"))
-            assert fields["partial"] == "1" and fields["indexing"] == f"big:{live_module.CHUNK}/{n}"
+            assert fields["partial"] == "1" and fields["indexing"] == f"big:{reading.CHUNK}/{n}"
             status = text_of(await client.call_tool("context_status", {}))
-            assert f"INDEXING {live_module.CHUNK}/{n}" in status
+            assert f"INDEXING {reading.CHUNK}/{n}" in status
             # Indexing is not unhealthy, says how far it got, and no moment is the epoch.
-            assert status.startswith(f"agents-context is indexing (big: {live_module.CHUNK}/{n} files read)")
+            assert status.startswith(f"agents-context is indexing (big: {reading.CHUNK}/{n} files read)")
             _, fields = split_status(status)
-            assert fields["healthy"] == "1" and fields["indexing"] == f"big:{live_module.CHUNK}/{n}"
+            assert fields["healthy"] == "1" and fields["indexing"] == f"big:{reading.CHUNK}/{n}"
             assert "1970" not in status and "NOT healthy" not in status
             answered = await search(client, "alpha", "search_docs")
             assert "1970" not in answered and split_status(answered)[1]["fresh_as_of"].startswith("20")

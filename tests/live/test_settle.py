@@ -21,9 +21,11 @@ from live.index import LiveIndex
 from tests.live.support import ranked
 
 WRITER = """
-import sys, time
-path, versions = sys.argv[1], int(sys.argv[2])
-for n in range(1, versions + 1):
+import os, sys, time
+path, stop = sys.argv[1], sys.argv[2]
+n = 0
+while not os.path.exists(stop):
+    n += 1
     with open(path, "w") as out:  # truncate, then write in pieces: torn states sit on disk
         out.write(f"# Big\\n\\nBEGIN {n}\\n")
         for i in range(200):
@@ -33,6 +35,7 @@ for n in range(1, versions + 1):
                 time.sleep(0.001)
         out.write(f"END {n}\\n")
     time.sleep(0.002 if n % 2 else 0.06)  # a save right after the last one, then a rest
+print(n)
 """
 
 
@@ -50,18 +53,25 @@ def test_a_file_caught_mid_save_is_never_indexed_torn(make_tree: Callable[..., P
         return begin[1]
 
     versions: set[str] = set()
-    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(root / "big.md"), "80"])
+    stop = root.parent / "stop"
+    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(root / "big.md"), str(stop)], stdout=subprocess.PIPE)
     try:
+        deadline = time.monotonic() + 120  # the writer saves until told: as many sweeps as a busy machine needs
+        while len(versions) < 4 and time.monotonic() < deadline:
+            live.sweep(r)
+            versions.add(indexed())
+        stop.touch()
         while writer.poll() is None:
             live.sweep(r)
             versions.add(indexed())
+        last, _ = writer.communicate(timeout=60)
     finally:
         writer.kill()
         writer.wait()
     assert writer.returncode == 0
-    assert len(versions) >= 3, "no sweep indexed the file while it was being saved"
+    assert len(versions - {"0"}) >= 3, "no sweep indexed the file while it was being saved"
     live.sweep(r)  # the writer is done: its last version settles now
-    assert indexed() == "80"
+    assert indexed() == last.decode().strip()
 
 
 def test_a_file_emptied_on_purpose_is_indexed_empty_once_it_stays_so(make_tree: Callable[..., Path]) -> None:

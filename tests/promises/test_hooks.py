@@ -75,6 +75,57 @@ def test_each_rule_reaches_the_model_once_after_the_first_touch(tmp_path: Path) 
     assert told == ["apps/api/src/auth.ts"], told
 
 
+def set_up_claude_code(project: Path) -> list[str]:
+    """`agents-context setup claude-code` in `project`; the server's command line as it wrote it."""
+    setup = subprocess.run(
+        [sys.executable, SERVER, "setup", "claude-code", "--project", str(project), "--command", str(HOOK.parent / "agents-context")],
+        capture_output=True, text=True, timeout=120, cwd=REPO, check=False,
+    )  # fmt: skip
+    assert setup.returncode == 0, setup.stderr
+    entry = json.loads((project / ".mcp.json").read_text(encoding="utf-8"))["mcpServers"]["agents-context"]
+    return [entry["command"], *entry["args"]]
+
+
+@pytest.mark.skipif(claude.available() is not None, reason=str(claude.available()))
+def test_after_a_compaction_the_pinned_files_are_back(tmp_path: Path) -> None:
+    """A session, then `/compact` in it, then one more turn, through a real Claude Code: the
+    summary replaces the conversation, so pinned files given at the start are gone; the hook
+    Claude Code runs for `SessionStart` with `source: compact` puts the ones it does not load
+    itself back into what the model reads next."""
+    project = write_tree(tmp_path / "monorepo", MONOREPO)
+    server = set_up_claude_code(project)
+    settings_file = project / ".claude" / "settings.json"
+    written = json.loads(settings_file.read_text(encoding="utf-8"))
+    assert written["hooks"]["SessionStart"][0]["matcher"] == "startup|resume|clear|compact"
+
+    def after_compaction(sources: str) -> str:
+        """What the model reads first after a compaction, the hook run at session start for `sources`."""
+        hooks = json.loads(json.dumps(written))
+        hooks["hooks"]["SessionStart"][0]["matcher"] = sources
+        settings_file.write_text(json.dumps(hooks), encoding="utf-8")
+        home = tmp_path / f"home-{sources}"
+        first = claude.run(project, [Say("done")], server=server, home=home)
+        assert first.returncode == 0, first.stderr[-2000:]
+        assert ("OVERVIEW-MARK" in claude.context_text(first, 0)) == ("startup" in sources)
+        session = json.loads(first.stdout)["session_id"]
+        compacted = claude.run(project, [], server=server, home=home, resume=session, prompt="/compact")
+        assert compacted.returncode == 0 and compacted.compactions == 1, compacted.stderr[-2000:]
+        then = claude.run(project, [Say("done")], server=server, home=home, resume=session, prompt="Go on.")
+        assert then.returncode == 0, then.stderr[-2000:]
+        text = claude.context_text(then, 0)
+        assert "1. Primary Request: the project's rules." in text  # the summary stands for the conversation
+        return text
+
+    # The hook at a session's start only: the compaction drops what it gave.
+    unhooked = after_compaction("startup")
+    assert "OVERVIEW-MARK" not in unhooked and "CURSOR-ALWAYS-MARK" not in unhooked
+    assert unhooked.count("AGENTS-MARK") == 1  # Claude Code loads CLAUDE.md and its import again itself
+    # The hook after a compaction only (not at the start, not on resume): what follows has them.
+    hooked = after_compaction("compact")
+    assert hooked.count("OVERVIEW-MARK") == 1 and hooked.count("CURSOR-ALWAYS-MARK") == 1
+    assert hooked.count("AGENTS-MARK") == 1
+
+
 POLYGLOT: dict[str, str | bytes] = {
     **MONOREPO,
     "GEMINI.md": "# Gemini\n\nGEMINI-TOP-MARK. Answer briefly.\n",

@@ -1,0 +1,167 @@
+"""Reading a root's changed files into the store: settled (`live.settle`), `CHUNK` files at a time
+so a large root is searchable while it is read, and a large read of a docs root's new files by
+worker processes (`live.workers`). What to read is decided by the live index (`live.index`).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import as_completed
+
+from corpus.catalog import Change, CorpusFile
+from corpus.read import FileText
+from corpus.roots import Root, RootKind
+from corpus.scan import FileRef, SkippedFile
+from live import codec, workers
+from live.changes import Batch, holds_text, merged
+from live.persist import freeze_chunk
+from live.settle import Settler
+from live.store import Store
+from retrieval.engine.memory import release_free_memory
+
+log = logging.getLogger("agents_context.index")
+
+CHUNK = 2000
+"""A large sweep reads and applies this many files at a time, so answers (marked partial) come
+from what is ready while the rest is read, and progress can be told."""
+
+
+class Reader:
+    """Reads files of a root once they hold still and applies them to `store`, a batch at a time."""
+
+    def __init__(
+        self,
+        store: Store,
+        settler: Settler,
+        stopping: threading.Event,
+        progress: Callable[[str], None] | None,
+        parallel_files: int,
+    ) -> None:
+        self.store = store
+        self.settler = settler
+        self.stopping = stopping
+        self.progress = progress
+        """Told how a large read goes (every `CHUNK` files), for people watching stderr."""
+        self.parallel_files = parallel_files
+        """A docs root's read of at least this many new files goes to worker processes (0: never)."""
+
+    def read(self, root: Root, refs: list[FileRef], batch: Batch, deadline: float | None = None) -> bool:
+        """Read `refs` into `batch` once they hold still (see `Settler.read`); True when some
+        were left unread (`pending`) because the call's `deadline` came."""
+        state = self.store.state[root.label]
+        return self.settler.read(root, refs, state.files, state.pending, batch, self.take, deadline)
+
+    def read_apply(
+        self, root: Root, refs: list[FileRef], batch: Batch, deadline: float | None = None, beside: bool = True
+    ) -> Change:
+        """Read and apply `refs` `CHUNK` files at a time (the first batch also carries the
+        removals and skips), so a large root is searchable while it is read. A large read of a
+        docs root's new files goes to worker processes (`live.workers`)."""
+        store = self.store
+        known = store.state[root.label].files
+        if beside and root.kind is RootKind.DOCS and deadline is None and self.parallel_files:
+            fresh = [ref for ref in refs if ref.rel not in known]
+            if len(fresh) >= self.parallel_files:
+                first = store.apply(root, batch) if batch else Change()
+                by_workers, unread = self._read_beside(root, fresh)
+                given = {ref.rel for ref in fresh} - unread
+                later = [ref for ref in refs if ref.rel not in given]
+                rest = self.read_apply(root, later, Batch(), deadline, beside=False)
+                return merged([first, by_workers, rest])
+        progress = store.building.get(root.label)
+        if progress is not None:
+            progress.total = len(refs)
+        changes = []
+        for start in range(0, max(len(refs), 1), CHUNK):
+            if start and self.stopping.is_set():
+                break
+            part = refs[start : start + CHUNK]
+            cut = self.read(root, part, batch, deadline)
+            changes.append(store.apply(root, batch))
+            if cut:  # a call out of time under churn: the rest is left to the watcher and the next call
+                store.state[root.label].pending.update(ref.rel for ref in refs[start + CHUNK :])
+                break
+            batch = Batch()
+            if len(refs) > CHUNK:
+                freeze_chunk()
+            if progress is not None:
+                progress.done = start + len(part)
+            if self.progress is not None and len(refs) > CHUNK:
+                self.progress(f"indexing {root.label}: {start + len(part)}/{len(refs)} files read")
+        if len(changes) > 1:
+            self._merge_chunks(root)
+        return merged(changes)
+
+    def take(self, ref: FileRef, text: FileText, known: dict[str, CorpusFile], batch: Batch) -> None:
+        """A file read whole: into the batch, with its units when its content changed."""
+        f = self.store.corpus.corpus_file(ref, text)
+        old = known.get(ref.rel)
+        if old is None or old.digest != f.digest:
+            f, units = self.store.library.prepare_file(f, holds_text(ref.root))
+            batch.prepared[f.path] = units
+        elif not holds_text(ref.root):
+            f = f.without_text()
+        batch.files[ref.rel] = f
+
+    def _merge_chunks(self, root: Root) -> None:
+        """After a read in chunks: one segment per chunk, which every query would pay for, merged
+        into one; and the memory the read freed given back to the system (after tldr's first
+        read the server held 350 MB, 220 MB once given back: what a warm restart holds)."""
+        started = time.perf_counter()
+        with self.store.writing():
+            self.store.library.merge_all()
+        release_free_memory()
+        log.info("%s: index segments merged in %.0f ms", root.label, (time.perf_counter() - started) * 1000)
+
+    def _read_beside(self, root: Root, refs: list[FileRef]) -> tuple[Change, set[str]]:
+        """Have worker processes read `refs` (none of them indexed yet) `CHUNK` files at a time,
+        and add each chunk as it comes back; the relative paths they left to this process (files
+        changing or empty, chunks whose worker failed)."""
+        progress = self.store.building.get(root.label)
+        if progress is not None:
+            progress.total = len(refs)
+        parts = [refs[start : start + CHUNK] for start in range(0, len(refs), CHUNK)]
+        unread: set[str] = set()
+        changes, done = [], 0
+        started = time.perf_counter()
+        settings = (self.store.corpus.max_bytes, self.settler.settle_s, self.store.library.ranking)
+        pool = workers.pool(min(workers.workers(), len(parts)))
+        try:
+            asked = {pool.submit(workers.read_part, root, part, *settings): part for part in parts}
+        except Exception as exc:  # no processes to be had (or a setting that cannot be sent): read here
+            pool.shutdown(wait=False, cancel_futures=True)
+            log.warning("could not start worker processes (%s); reading %s here", exc, root.label)
+            return Change(), {ref.rel for ref in refs}
+        with pool:
+            for future in as_completed(asked):
+                # Popped: a future keeps its result, so a chunk held here would stay alive until
+                # the whole read is done (tldr: every chunk's packed arrays, ~90 MB at the peak).
+                part = asked.pop(future)
+                if self.stopping.is_set():
+                    pool.shutdown(wait=False, cancel_futures=True)
+                    break
+                try:
+                    read = future.result()
+                    restored = codec.restore(root, workers.PART, read.arrays)
+                except Exception as exc:  # a worker that died or sent something unusable: read its chunk here
+                    log.warning("a worker failed on %d files of %s (%s); reading them here", len(part), root.label, exc)
+                    unread.update(ref.rel for ref in part)
+                    continue
+                unread.update(read.unread)
+                skipped = [SkippedFile(root, rel, why) for rel, why in read.skipped]
+                changes.append(self.store.adopt(root, restored, skipped))
+                freeze_chunk()
+                done += len(part)
+                if progress is not None:
+                    progress.done = done
+                if self.progress is not None:
+                    self.progress(f"indexing {root.label}: {done}/{len(refs)} files read")
+        if len(changes) > 1:
+            self._merge_chunks(root)
+        log.info(
+            "%s: %d files read by worker processes in %.0f ms", root.label, done, (time.perf_counter() - started) * 1000
+        )
+        return merged(changes) if changes else Change(), unread
