@@ -1,22 +1,20 @@
 """`agents-context setup CLIENT`: our MCP server and our hooks, written into a project's own
 configuration files for one client, merged with what is there.
 
-Each client's files are parsed, changed in memory, compared and only then written, so a file that
-does not parse (or holds the wrong kind of value where ours go) is refused before anything is
-written. A file whose meaning would not change is left byte for byte as it is, so a second run
-changes nothing. `--remove` takes out our server entry (named `agents-context`) and our hook
-handlers (their command holds `agents-context-hook`), then the groups, keys and files that this
-leaves empty, and nothing else. JSON is written with a 2-space indent, the user's key order kept; TOML
-is edited with tomlkit, the user's comments and layout kept.
+This module holds what setup does for each client: which files the client reads and what goes
+into each, how our server and our hook are started, and the command itself: every file's change
+planned first, then written (or shown as a diff in a dry run), then reported. Reading and editing
+one file is `cli.configs`: a file that does not parse is refused before anything is written, and a
+second run changes nothing. `--remove` takes out our server entry and our hook handlers, then the
+groups, keys and files that this leaves empty, and nothing else.
 
-Light on purpose: the standard library, and tomlkit only when a TOML file is edited; no MCP SDK,
-no pydantic, no index.
+Light on purpose: the standard library and `cli.configs` (tomlkit only when a TOML file is edited);
+no MCP SDK, no pydantic, no index.
 """
 
 from __future__ import annotations
 
 import argparse
-import copy
 import difflib
 import json
 import shlex
@@ -29,10 +27,20 @@ from typing import Any
 from urllib.parse import urlparse
 from urllib.request import url2pathname
 
+from cli.configs import (
+    HOOK,
+    SERVER,
+    Change,
+    ConfigFile,
+    Refused,
+    file_change,
+    flat_hooks,
+    grouped_hooks,
+    server_part,
+    toml_tables,
+)
 from corpus.clients import HOOK_CLIENTS
 
-SERVER = "agents-context"
-HOOK = "agents-context-hook"
 CLIENTS = {
     "claude-code": "Claude Code",
     "codex": "Codex",
@@ -46,14 +54,6 @@ VSCODE_HOOKS = (
     "VS Code runs the hooks Claude Code reads from .claude/settings.json: "
     "`agents-context setup claude-code` writes them."
 )
-
-Doc = Any
-"""A parsed file: a JSON object (dict) or a tomlkit document (a dict too)."""
-
-
-class Refused(Exception):
-    """A file setup will not change, said in one sentence; nothing has been written."""
-
 
 # --- how the server and the hook are started ---------------------------------------------------
 
@@ -122,166 +122,6 @@ def _words(*words: str) -> str:
     return " ".join(shlex.quote(w) for w in words)
 
 
-# --- merging: our entries in and out of a parsed file --------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Part:
-    add: Callable[[Doc], None]
-    remove: Callable[[Doc], None]
-
-
-@dataclass(frozen=True, slots=True)
-class ConfigFile:
-    relative: str
-    parts: tuple[Part, ...]
-    toml: bool = False
-    empty: tuple[dict[str, Any], ...] = ({},)
-    """What the file holds when nothing but ours was in it (JSON)."""
-    appended: dict[str, Any] | None = None
-    """TOML: our table, appended as text where tomlkit cannot place it."""
-
-
-def _kind(value: object) -> str:
-    names = {dict: "an object", list: "a list", str: "a string", bool: "a boolean", type(None): "null"}
-    return next((name for t, name in names.items() if isinstance(value, t)), "a number")
-
-
-def _child(parent: dict[str, Any], key: str, make: Callable[[], Any] = dict) -> Any:
-    value = parent.get(key)
-    if value is None:
-        parent[key] = value = make()
-    if not isinstance(value, dict):
-        raise Refused(f'"{key}" is {_kind(value)}, not an object')
-    return value
-
-
-def _list(parent: dict[str, Any], key: str) -> list[Any]:
-    value = parent.setdefault(key, [])
-    if not isinstance(value, list):
-        raise Refused(f'"{key}" is {_kind(value)}, not a list')
-    return value
-
-
-def server_part(key: str, entry: dict[str, Any], make: Callable[[], Any] = dict) -> Part:
-    """Our entry under `key` (`mcpServers`, `servers`, `mcp_servers`); a user's own keys in it are kept."""
-
-    def add(doc: Doc) -> None:
-        servers = _child(doc, key, make)
-        current = servers.get(SERVER)
-        if not isinstance(current, dict):
-            servers[SERVER] = _fresh(servers, entry)
-            return
-        for name, value in entry.items():
-            if _plain(current.get(name)) != value:
-                current[name] = value
-
-    def remove(doc: Doc) -> None:
-        servers = doc.get(key)
-        if isinstance(servers, dict) and SERVER in servers:
-            del servers[SERVER]
-            if not servers:
-                del doc[key]
-
-    return Part(add, remove)
-
-
-def _fresh(servers: dict[str, Any], entry: dict[str, Any]) -> Any:
-    """A new entry of the container's own kind (a TOML table, inline in an inline table)."""
-    if not hasattr(servers, "as_string"):
-        return dict(entry)
-    import tomlkit
-    from tomlkit.items import InlineTable
-
-    table = tomlkit.inline_table() if isinstance(servers, InlineTable) else tomlkit.table()
-    table.update(entry)
-    if not isinstance(servers, InlineTable):
-        table.add(tomlkit.nl())  # a blank line before whatever table follows
-    return table
-
-
-def _ours(handler: object) -> bool:
-    return isinstance(handler, dict) and HOOK in str(handler.get("command", ""))
-
-
-def _handlers(group: object) -> list[Any]:
-    """A matcher group's handlers (Claude Code, Codex and Gemini CLI nest them)."""
-    if isinstance(group, dict) and isinstance(group.get("hooks"), list):
-        return group["hooks"]  # type: ignore[no-any-return]
-    return []
-
-
-def _strip_groups(groups: list[Any]) -> bool:
-    """Takes our handlers out of each group, and the groups that left empty. Whether any was ours."""
-    removed, kept = False, []
-    for group in groups:
-        handlers = _handlers(group)
-        if any(_ours(h) for h in handlers):
-            removed = True
-            handlers[:] = [h for h in handlers if not _ours(h)]
-            if not handlers:
-                continue
-        kept.append(group)
-    groups[:] = kept
-    return removed
-
-
-def _strip_flat(handlers: list[Any]) -> bool:
-    """Takes our handlers out of a flat list (Cursor's). Whether any was ours."""
-    kept = [h for h in handlers if not _ours(h)]
-    removed = len(kept) < len(handlers)
-    handlers[:] = kept
-    return removed
-
-
-def _remove_hooks(strip: Callable[[list[Any]], bool]) -> Callable[[Doc], None]:
-    def remove(doc: Doc) -> None:
-        hooks = doc.get("hooks")
-        if not isinstance(hooks, dict):
-            return
-        removed = False
-        for event in list(hooks):
-            if isinstance(hooks[event], list) and strip(hooks[event]):
-                removed = True
-                if not hooks[event]:
-                    del hooks[event]
-        if removed and not hooks:
-            del doc["hooks"]
-
-    return remove
-
-
-def grouped_hooks(events: tuple[tuple[str, str], ...], handler: dict[str, Any]) -> Part:
-    """`hooks.EVENT: [{"matcher": ..., "hooks": [handler]}]`, one group of ours per event."""
-
-    def add(doc: Doc) -> None:
-        hooks = _child(doc, "hooks")
-        for event, matcher in events:
-            groups = _list(hooks, event)
-            found = [(g.get("matcher"), h) for g in groups for h in _handlers(g) if _ours(h)]
-            if found != [(matcher, handler)]:
-                _strip_groups(groups)
-                groups.append({"matcher": matcher, "hooks": [dict(handler)]})
-
-    return Part(add, _remove_hooks(_strip_groups))
-
-
-def flat_hooks(events: tuple[tuple[str, dict[str, Any]], ...]) -> Part:
-    """Cursor's `{"version": 1, "hooks": {"EVENT": [handler]}}`."""
-
-    def add(doc: Doc) -> None:
-        if not doc:
-            doc["version"] = 1
-        hooks = _child(doc, "hooks")
-        for event, handler in events:
-            handlers = _list(hooks, event)
-            if [h for h in handlers if _ours(h)] != [handler]:
-                _strip_flat(handlers)
-                handlers.append(dict(handler))
-
-    return Part(add, _remove_hooks(_strip_flat))
-
-
 # --- each client's files -------------------------------------------------------------------------
 
 
@@ -308,7 +148,7 @@ def _codex(server: dict[str, Any], hook: str) -> list[ConfigFile]:
     tools = "^(Bash|apply_patch)$"
     events = (("SessionStart", SESSION), ("PreToolUse", tools), ("PostToolUse", tools))
     entry = {**server, "required": True}  # `codex exec` waits only for a required server's tools
-    config = (server_part("mcp_servers", entry, _tables),)
+    config = (server_part("mcp_servers", entry, toml_tables),)
     return [
         ConfigFile(".codex/config.toml", config, toml=True, appended={"mcp_servers": {SERVER: entry}}),
         ConfigFile(".codex/hooks.json", (grouped_hooks(events, _handler(hook)),)),
@@ -349,138 +189,12 @@ _CLIENT_FILES: dict[str, Callable[[dict[str, Any], str], list[ConfigFile]]] = {
 }
 
 
-def _tables() -> Any:
-    import tomlkit
-
-    return tomlkit.table(is_super_table=True)
-
-
-# --- planning: parse, change in memory, compare --------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Change:
-    path: Path
-    relative: str
-    before: str | None
-    after: str | None
-    """None: the file is not there (before) or is deleted (after)."""
-
-    @property
-    def changed(self) -> bool:
-        return self.before != self.after
+# --- planning, writing and telling ---------------------------------------------------------------
 
 
 def plan(client: str, project: Path, how: Launch, remove: bool = False) -> list[Change]:
     """Every file's change; raises `Refused` before anything is written."""
-    return [_change(project, f, remove) for f in files(client, project, how)]
-
-
-def _change(project: Path, file: ConfigFile, remove: bool) -> Change:
-    path = project / file.relative
-    before = _read(path)
-    if before is None and remove:
-        return Change(path, file.relative, None, None)
-    doc = _parse(path, before or "", file.toml)
-    original = copy.deepcopy(_plain(doc))
-    try:
-        for part in file.parts:
-            (part.remove if remove else part.add)(doc)
-    except Refused as exc:
-        raise Refused(f"{path} cannot take our entries: {exc}, so nothing was written") from None
-    if _plain(doc) == original:
-        return Change(path, file.relative, before, before)
-    after = _render(doc, file.toml)
-    if file.toml:
-        after = _checked_toml(path, before or "", after, _plain(doc), None if remove else file.appended)
-    if remove and (_plain(doc) in file.empty if not file.toml else not after):
-        return Change(path, file.relative, before, None)
-    return Change(path, file.relative, before, after)
-
-
-def _checked_toml(path: Path, before: str, after: str, wanted: Any, appended: dict[str, Any] | None) -> str:
-    """`after` if it reads back as meaning `wanted`; else `before` with our table appended as text
-    (tomlkit cannot place a table after dotted keys such as `mcp_servers.x.command = ...`); else
-    refused: a layout tomlkit would change the meaning of is never written."""
-    if _reads_as(after, wanted):
-        return after
-    if appended is not None:
-        import tomlkit
-
-        text = (before.rstrip() + "\n\n" if before.strip() else "") + tomlkit.dumps(appended)
-        if _reads_as(text, wanted):
-            return text
-    raise Refused(
-        f"{path} is laid out in a way agents-context cannot edit without changing its meaning, so nothing was written"
-    )
-
-
-def _reads_as(text: str, wanted: Any) -> bool:
-    import tomlkit
-    from tomlkit.exceptions import ParseError
-
-    try:
-        return bool(_plain(tomlkit.parse(text)) == wanted)
-    except ParseError:
-        return False
-
-
-def _read(path: Path) -> str | None:
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None
-    except UnicodeDecodeError:
-        raise Refused(f"{path} is not UTF-8 text, so nothing was written") from None
-    except OSError as exc:
-        raise Refused(f"{path} cannot be read ({exc.strerror}), so nothing was written") from None
-
-
-def _parse(path: Path, text: str, toml: bool) -> Doc:
-    return _parse_toml(path, text) if toml else _parse_json(path, text)
-
-
-def _parse_json(path: Path, text: str) -> Doc:
-    if not text.strip():
-        return {}
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        comments = " (comments are not JSON)" if "//" in text or "/*" in text else ""
-        raise Refused(
-            f"{path} is not valid JSON{comments}: {exc.msg} at line {exc.lineno}, column {exc.colno}, "
-            "so nothing was written"
-        ) from None
-    if not isinstance(doc, dict):
-        raise Refused(f"{path} holds {_kind(doc)}, not a JSON object, so nothing was written")
-    return doc
-
-
-def _parse_toml(path: Path, text: str) -> Doc:
-    import tomlkit
-    from tomlkit.exceptions import ParseError
-
-    try:
-        return tomlkit.parse(text)
-    except ParseError as exc:
-        raise Refused(f"{path} is not valid TOML: {exc}, so nothing was written") from None
-
-
-def _plain(value: Any) -> Any:
-    """Plain Python values (a tomlkit item unwrapped), to compare meaning rather than layout."""
-    return value.unwrap() if hasattr(value, "unwrap") else value
-
-
-def _render(doc: Doc, toml: bool) -> str:
-    if not toml:
-        return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
-    import tomlkit
-
-    text = tomlkit.dumps(doc).rstrip()
-    return text + "\n" if text else ""
-
-
-# --- writing and telling -------------------------------------------------------------------------
+    return [file_change(project, f, remove) for f in files(client, project, how)]
 
 
 def apply(changes: list[Change], project: Path) -> None:
