@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from protocol.frames import Refusal, read
 from tests.helpers import REPO, SERVER
+from tests.protocol.test_frames import one_sentence
 
 INIT = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}
 TIMEOUT = 30.0
@@ -114,11 +114,6 @@ class Wire:
 
     def stderr(self) -> str:
         return self.log.read_text(encoding="utf-8", errors="replace")
-
-
-def one_sentence(message: str) -> bool:
-    """One plain sentence: a full stop at the end and nowhere else a sentence could end."""
-    return message.endswith(".") and ". " not in message and "\n" not in message
 
 
 @pytest.fixture
@@ -253,27 +248,3 @@ def test_valid_frames_get_the_sdks_own_answers_byte_for_byte(agents: Path, tmp_p
     guarded, sdk = outputs
     assert len(guarded) == sum(1 for _, id_, _ in VALID if id_ is not None)
     assert guarded == sdk
-
-
-@pytest.mark.parametrize(
-    ("line", "expected"),
-    [
-        pytest.param('{"jsonrpc":"2.0","id":5,"method":"x","params":{"q":' + "[" * 300 + "]" * 300 + "}}", (5, -32600)),
-        pytest.param(
-            '{"jsonrpc":"2.0","id":5,"method":"x","params":{"q":' + "[" * 5000 + "]" * 5000 + "}}", (None, -32700)
-        ),
-        pytest.param('{"jsonrpc":"2.0","id":5,"method":"x","params":{"q":' + "1" * 5000 + "}}", (None, -32700)),
-    ],
-    ids=["deeper-than-the-sdk-reads", "deeper-than-json-reads", "number-too-long"],
-)
-def test_frames_only_python_could_parse_are_refused_in_one_sentence(line: str, expected: tuple[Any, int]) -> None:
-    refused = read(line)
-    assert isinstance(refused, list)
-    (refusal,) = refused
-    assert isinstance(refusal, Refusal) and (refusal.id, refusal.code) == expected, refusal
-    assert one_sentence(refusal.message), refusal.message
-
-
-def test_a_lone_surrogate_in_an_id_never_reaches_the_writer() -> None:
-    message = read(r'{"jsonrpc":"2.0","id":"\udc00x","method":"tools/list"}')
-    assert not isinstance(message, list) and message.model_dump_json()  # serializable: no lone surrogate left
