@@ -3,7 +3,7 @@ name that is not UTF-8 is shown escaped, never passed on raw.
 
 A POSIX file name is bytes; Python carries the undecodable ones as lone surrogates, which no JSON
 encoder can write. Every path that reaches an answer, a status report or a log line goes through
-`printable`, so `odd\\xff` shows as those six characters and the server never fails to say it.
+`printable`, so `odd\\xff` shows as those seven characters and the server never fails to say it.
 """
 
 from __future__ import annotations
