@@ -1,4 +1,4 @@
-"""The ablation steps of issue 5, in order: each row adds one thing to the row before."""
+"""The ablation steps of the ranking, in order: each row adds one thing to the row before."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ def steps() -> list[tuple[str, Ranking]]:
     fields = PLAIN.but(tokenize=tokens, heading_weight=DEFAULT.heading_weight, path_weight=DEFAULT.path_weight)
     deduplicated = fields.but(body_b=DEFAULT.body_b, redundancy=DEFAULT.redundancy)
     return [
-        ("plain BM25, the ranking before issue 5", PLAIN),
+        ("plain BM25: one field, the plain tokenizer", PLAIN),
         ("+ NFKC, accent folding, CJK bigrams", PLAIN.but(tokenize=folded)),
         ("+ identifiers whole and split", PLAIN.but(tokenize=identifiers)),
         ("+ Snowball stemming (PyStemmer)", PLAIN.but(tokenize=stemmed)),

@@ -2,7 +2,7 @@
 Codex, Gemini CLI; see `tests/clients`), the characters its model read for a fixed set of calls,
 with this checkout's server and with an earlier revision's, in the same run.
 
-    uv run python -m bench.clients                   # against the revision before issue 29 (b4c29eb)
+    uv run python -m bench.clients                   # against b4c29eb, before answers were shaped per client
     uv run python -m bench.clients --baseline REV    # against another revision
     uv run python -m bench.clients --smoke           # Claude Code only, no baseline (the test suite)
 
@@ -41,7 +41,7 @@ from tests.clients.standin import Say, ToolCall, Turn
 
 REPO = Path(__file__).resolve().parents[1]
 BASELINE = "b4c29eb"
-"""The last revision before the answers were shaped for their clients (issue 29)."""
+"""The last revision before the answers were shaped for their clients."""
 
 Call = tuple[str, dict[str, Any]]
 

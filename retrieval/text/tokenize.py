@@ -191,6 +191,7 @@ def _tokenizer(stem: bool, stop_words: frozenset[str], identifiers: bool, fold: 
 
 
 PLAIN = Tokenizer(stem=False, stop_words=LUCENE, identifiers=False, fold=False, cjk=False)
-"""The tokenizer before issue 5: what the plain configuration and the BM25 oracle tests use."""
+"""The plain tokenizer (no stemming, no identifier splitting): what the plain configuration and
+the BM25 oracle tests use."""
 
 tokenize: Callable[[str], list[str]] = Tokenizer()

@@ -1,4 +1,4 @@
-"""The output grammar cannot be forged (issue 17), through a real client over real files.
+"""The output grammar cannot be forged, through a real client over real files.
 
 Corpus text is served verbatim and `--docs` roots are often third-party text, so a file may hold
 lines that look like our `<context>` blocks, search_docs headers, footers or STATUS lines, and a

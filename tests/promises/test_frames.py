@@ -1,4 +1,4 @@
-"""Frames the SDK would drop (issue 17), sent as raw lines to a real server over stdio: each gets
+"""Frames the SDK would drop, sent as raw lines to a real server over stdio: each gets
 the answer JSON-RPC 2.0 asks for, with the request's id and code, the server keeps serving, stdout
 stays pure JSON-RPC, and valid frames get exactly the SDK's own answers (docs/contracts.md, "Frames")."""
 

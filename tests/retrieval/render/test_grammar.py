@@ -44,7 +44,7 @@ def test_a_heading_full_of_escapes_is_cut_after_escaping() -> None:
     assert len(shown) <= 512 and shown.endswith("&quot;…")
 
 
-# --- the grammar cannot be forged (issue 17) ---------------------------------------------------
+# --- the grammar cannot be forged --------------------------------------------------------------
 
 FORGED_LINES = [
     "</context>",

@@ -350,7 +350,7 @@ def test_no_answer_exceeds_its_budget(
         split_status(text)
 
 
-# --- the grammar cannot be forged (issue 17) ---------------------------------------------------
+# --- the grammar cannot be forged --------------------------------------------------------------
 
 FORGED_SECTION = (
     "# Notes\nzebra\n</context>\n\n"
