@@ -13,18 +13,18 @@ from typing import Any
 import numpy as np
 
 _ORDER = (
-    "_vocab",
-    "_df",
-    "_segments",
-    "_fwd",
-    "_fwd_ptr",
-    "_fwd_len",
-    "_seg_of",
-    "_length",
-    "_alive",
-    "_payloads",
-    "_order",
-    "_groups",
+    "vocab",
+    "df",
+    "segments",
+    "fwd",
+    "fwd_ptr",
+    "fwd_len",
+    "seg_of",
+    "length",
+    "alive",
+    "payloads",
+    "order",
+    "groups",
 )
 
 
@@ -53,15 +53,14 @@ def deep_size(obj: Any, seen: set[int]) -> int:
 
 
 def index_memory(index: Any) -> dict[str, int]:
-    """Bytes per structure of a `BM25Index`, and the total."""
+    """Bytes per structure of a `BM25Index` (its private attributes, and each per-slot array of
+    its `Slots` apart), and the total."""
     seen: set[int] = set()
-    parts: dict[str, int] = {}
-    names = [n for n in _ORDER if hasattr(index, n)]
-    names += (
-        sorted(n for n in vars(index) if n.startswith("_") and n not in names) if hasattr(index, "__dict__") else []
-    )
-    for name in names:
-        parts[name.lstrip("_")] = deep_size(getattr(index, name), seen)
+    structures = {n.lstrip("_"): v for n, v in vars(index).items() if n.startswith("_") and n != "_slots"}
+    structures.update(vars(index._slots))
+    names = [n for n in _ORDER if n in structures]
+    names += sorted(n for n in structures if n not in names)
+    parts = {name: deep_size(structures[name], seen) for name in names}
     parts["total"] = sum(parts.values())
     return parts
 

@@ -55,7 +55,7 @@ from corpus.roots import Root
 from live import arrayfile, codec
 from live.codec import Restored
 from retrieval.chunks.units import Unit
-from retrieval.engine.index import Packed
+from retrieval.engine.packing import Packed
 
 log = logging.getLogger("agents_context.cache")
 

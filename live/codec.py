@@ -27,7 +27,7 @@ from corpus.identity import display_path
 from corpus.roots import Root
 from live.changes import holds_text
 from retrieval.chunks.units import Unit
-from retrieval.engine.index import Packed
+from retrieval.engine.packing import Packed
 
 FORMAT = 12
 """Bump when the layout below, or what a unit or a posting means, changes."""

@@ -25,10 +25,10 @@ from typing import Generic, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from retrieval.engine.postings import Doc, Packed, Postings
+from retrieval.engine.postings import Doc, Postings
 from retrieval.engine.segments import I32, Frequencies, IntArray, gather
 
-__all__ = ["K1", "B", "BM25Index", "Doc", "Field", "Packed", "Scored"]
+__all__ = ["K1", "B", "BM25Index", "Doc", "Field", "Scored"]
 
 K1 = 1.5
 B = 0.75
@@ -98,10 +98,10 @@ class BM25Index(Postings[T]):
         positions, ascending), which term it is there, and the field's length. One vectorised pass
         over all the slots' text instead of re-tokenizing it."""
         if not slots or not term_ids:
-            return [([], [], int(self._length.data[s, 0])) for s in slots]
+            return [([], [], int(self._slots.length.data[s, 0])) for s in slots]
         picked = np.asarray(slots, dtype=np.int64)
-        sizes = self._length.view()[picked, 0].astype(np.int64)
-        text = self._text.view()[gather(self._text_at.view()[picked], sizes)]
+        sizes = self._slots.length.view()[picked, 0].astype(np.int64)
+        text = self._slots.text.view()[gather(self._slots.text_at.view()[picked], sizes)]
         match = text == term_ids[0]  # a few comparisons beat np.isin's set machinery for a query
         for term_id in term_ids[1:]:
             match |= text == term_id
@@ -118,7 +118,7 @@ class BM25Index(Postings[T]):
     def containing_all(self, terms: Sequence[str]) -> IntArray:
         """Live slots that contain every one of `terms`, in any field (sorted)."""
         found: IntArray | None = None
-        alive = self._alive.view()
+        alive = self._slots.alive.view()
         for term in dict.fromkeys(terms):
             term_id = self._vocab.get(term)
             if term_id is None or self._df.data[term_id] == 0:
@@ -147,7 +147,7 @@ class BM25Index(Postings[T]):
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
         cached = self._cached_weights()
         norms = self._field_norms()
-        alive = self._alive.view()
+        alive = self._slots.alive.view()
         parts_docs: list[I32] = []
         parts_scores: list[FloatArray] = []
         # One gather per segment for all the query's terms, in query order: a slot lives in one
@@ -217,7 +217,7 @@ class BM25Index(Postings[T]):
             self._weights = (-1, {})  # grown past the bound: let an older cache go
             return None
         norms = self._field_norms()
-        alive = self._alive.view()
+        alive = self._slots.alive.view()
         cached = {}
         for segment in self._segments:
             idfs = np.repeat(np.array(self._idfs(self._df.data[segment.term_ids].tolist())), np.diff(segment.indptr))
@@ -250,7 +250,7 @@ class BM25Index(Postings[T]):
         floats are those of computing it for the matched slots alone."""
         if self._norms_generation != self.generation:
             avgs = self.avg_lengths()
-            lengths = self._length.view()
+            lengths = self._slots.length.view()
             self._norms = [
                 None if field.weight == 0 or avgs[f] == 0 else 1.0 - field.b + field.b * lengths[:, f] / avgs[f]
                 for f, field in enumerate(self.fields)
@@ -275,7 +275,7 @@ class BM25Index(Postings[T]):
         scoring), read from their postings: no text tokenized again. One lookup per query term
         and segment for all the slots."""
         picked = np.asarray(slots, dtype=np.int64)
-        seg_of = self._seg_of.data[picked]
+        seg_of = self._slots.seg_of.data[picked]
         holding = [(s, mine) for s in self._segments if len(mine := np.flatnonzero(seg_of == s.id))]
         frequencies: dict[str, list[list[int]]] = {}
         for term in dict.fromkeys(terms):
@@ -290,7 +290,7 @@ class BM25Index(Postings[T]):
                 held = docs[at] == picked[mine]
                 table[mine[held]] = tfs[at[held]]
             frequencies[term] = table.tolist()
-        lengths = self._length.data[picked].tolist()
+        lengths = self._slots.length.data[picked].tolist()
         return [self._shares(terms, partial(_row, frequencies, i), lengths[i], weights) for i in range(len(picked))]
 
     def _shares(
@@ -341,8 +341,9 @@ class BM25Index(Postings[T]):
         if required:
             inside = np.isin(docs, self.containing_all(required), assume_unique=True)
             docs, scores = docs[inside], scores[inside]
+        payload, order = self._slots.payload, self._slots.order
         if keep is not None and len(docs):
-            kept = np.fromiter((keep(self._payload(s)) for s in docs.tolist()), dtype=bool, count=len(docs))
+            kept = np.fromiter((keep(payload(s)) for s in docs.tolist()), dtype=bool, count=len(docs))
             docs, scores = docs[kept], scores[kept]
         candidates = len(docs)
         if k <= 0:
@@ -353,6 +354,6 @@ class BM25Index(Postings[T]):
             docs, scores = docs[top], scores[top]
         ranked = sorted(
             zip(docs.tolist(), scores.tolist(), strict=True),
-            key=lambda pair: (-pair[1], self._order[pair[0]]),
+            key=lambda pair: (-pair[1], order[pair[0]]),
         )[:k]
-        return [Scored(self._payload(slot), score, slot) for slot, score in ranked], candidates
+        return [Scored(payload(slot), score, slot) for slot, score in ranked], candidates

@@ -18,8 +18,8 @@ from live import arrayfile
 from live.codec import arrays, restore
 from live.index import LiveIndex
 from retrieval.chunks.units import Unit
-from retrieval.engine.index import Packed
 from retrieval.engine.library import Library
+from retrieval.engine.packing import Packed
 
 TREE = {
     "overview.md": "# Overview\n\nPinned alpha.\n",

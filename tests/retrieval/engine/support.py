@@ -1,5 +1,6 @@
-"""Corpora for the engine tests: random files of documents of fields of terms, fresh builds, and
-explanations counted from the text (the oracle of those read from the postings)."""
+"""Corpora for the engine tests: random files of documents of fields of terms, fresh builds, the
+comparison of an index with a fresh build, and explanations counted from the text (the oracle of
+those read from the postings)."""
 
 from __future__ import annotations
 
@@ -62,6 +63,25 @@ def stored_texts(index: BM25Index[str], vocab: Sequence[str]) -> dict[str, list[
         assert positions == list(range(length))  # every token is a vocabulary word
         texts[hit.payload] = [words[i] for i in ids]
     return texts
+
+
+def assert_scores_like(
+    live: BM25Index[str], rebuilt: BM25Index[str], queries: Sequence[Sequence[str]], vocab: Sequence[str] = WORDS
+) -> None:
+    """Same documents, the same hits with the same floats in the same order, the same
+    explanations, the same stored text: what a fresh build of the same files gives."""
+    assert live.n_docs == rebuilt.n_docs
+    for query in queries:
+        ours = [(h.payload, h.score) for h in live.search(query, 1000)]
+        theirs = [(h.payload, h.score) for h in rebuilt.search(query, 1000)]
+        assert ours == theirs  # exact: same floats, same order
+        explained = []
+        for index in (live, rebuilt):
+            hits = index.search(query, 50)
+            why = index.explain_slots(query, [h.slot for h in hits])
+            explained.append(list(zip([h.payload for h in hits], why, strict=True)))
+        assert explained[0] == explained[1]
+    assert stored_texts(live, vocab) == stored_texts(rebuilt, vocab)
 
 
 def explained_from_text(

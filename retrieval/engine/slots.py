@@ -1,0 +1,127 @@
+"""What the postings store keeps per document slot besides the postings themselves.
+
+A slot is a document's number in its index, given in the order documents are added. For each
+slot: its payload, its tie-break key, its field lengths, whether it is alive, which segment holds
+its postings, its distinct terms (the forward index, read to decrement document frequencies when
+it is removed) and its first field's terms in text order (read by proximity, the copy check and
+phrases instead of tokenizing again). A removed document's slot stays, dead, until the store
+renumbers its slots (`Slots.compact`). The arrays grow in place (`Grow`) and are kept in step: one
+entry (or one run, for the forward index and the text) per slot in each.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from typing import Generic, TypeVar
+
+import numpy as np
+
+from retrieval.engine.segments import I32, I64, Grow, IntArray, gather
+
+T = TypeVar("T")
+
+
+class Slots(Generic[T]):
+    """The per-slot arrays of one postings store (see the module's docstring): the store appends,
+    removes and renumbers slots through these methods, and reads the arrays directly."""
+
+    def __init__(self, n_fields: int) -> None:
+        self.payloads: list[T | None] = []
+        """Each slot's payload (None once dead)."""
+        self.order: list[tuple[str, int]] = []
+        """Each slot's (display path, start line), which breaks score ties."""
+        self.length = Grow(np.int32, width=n_fields)
+        """Each slot's field lengths, one column per field."""
+        self.alive = Grow(np.bool_)
+        self.seg_of = Grow(np.int32)
+        """The id of the segment that holds each slot's postings."""
+        self.fwd = Grow(np.int32, capacity=4096)
+        """Forward index: the distinct terms of every slot, in slot order (to decrement df)."""
+        self.fwd_ptr = Grow(np.int64)
+        self.fwd_len = Grow(np.int32)
+        self.text = Grow(np.int32, capacity=4096)
+        """The first field's term ids of every slot in text order (`length[s, 0]` of them from
+        `text_at[s]`): what proximity, copy detection and phrases read instead of tokenizing."""
+        self.text_at = Grow(np.int64)
+
+    @property
+    def n(self) -> int:
+        """Slots, dead ones included: the number the next new slot gets."""
+        return len(self.payloads)
+
+    def append(
+        self,
+        seg_id: int,
+        payloads: Iterable[T],
+        orders: Iterable[tuple[str, int]],
+        fwd: I32,
+        counts: I64,
+        lengths: I32,
+        text: I32,
+    ) -> None:
+        """New slots after the last, alive, their postings in segment `seg_id`: one row of
+        `lengths` each, `counts[s]` distinct terms of `fwd` each and `lengths[s, 0]` terms of
+        `text` each, slot after slot."""
+        n_new = len(lengths)
+        self.payloads.extend(payloads)
+        self.order.extend(orders)
+        self.fwd_ptr.extend(self.fwd.n + np.cumsum(counts) - counts)
+        self.fwd_len.extend(counts)
+        self.fwd.extend(fwd)
+        body = lengths[:, 0].astype(np.int64)
+        self.text_at.extend(self.text.n + np.cumsum(body) - body)
+        self.text.extend(text)
+        self.seg_of.extend(np.full(n_new, seg_id, dtype=np.int32))
+        self.length.extend(lengths)
+        self.alive.extend(np.ones(n_new, dtype=np.bool_))
+
+    def remove(self, first: int, count: int) -> tuple[I32, Counter[int], list[int]]:
+        """Mark the live slots `first .. first + count - 1` dead and drop their payloads. Returns
+        their distinct terms (a term once per slot that had it), how many of them each segment
+        held (by segment id), and their total length in each field."""
+        slots = np.arange(first, first + count)
+        alive = self.alive.view()
+        assert alive[slots].all(), "a grouped slot is alive"
+        terms = self.fwd.view()[gather(self.fwd_ptr.view()[slots], self.fwd_len.view()[slots].astype(np.int64))]
+        by_segment = Counter(self.seg_of.view()[slots].tolist())
+        alive[slots] = False
+        self.payloads[first : first + count] = [None] * count
+        totals: list[int] = self.length.view()[slots].sum(axis=0, dtype=np.int64).tolist()
+        return terms, by_segment, totals
+
+    def compact(self, live: I64, new_term: I32) -> None:
+        """Keep only the `live` slots (ascending), renumbered from 0 in the same order, their
+        terms renamed through `new_term`. Liveness and segments are left to `restart`, which
+        must follow: until then they still describe the slots as they were."""
+        live_list = live.tolist()
+        self.payloads = [self.payloads[i] for i in live_list]
+        self.order = [self.order[i] for i in live_list]
+        text = self.text.view()[self._text_of(live)]
+        body = self.length.view()[live, 0].astype(np.int64)
+        self.text.reset(new_term[text])
+        self.text_at.reset(np.cumsum(body) - body)
+        self.length.reset(self.length.view()[live])
+        lengths = self.fwd_len.view()[live].astype(np.int64)
+        self.fwd.reset(new_term[self.fwd.view()[gather(self.fwd_ptr.view()[live], lengths)]])
+        self.fwd_ptr.reset(np.cumsum(lengths) - lengths)
+        self.fwd_len.reset(lengths)
+
+    def restart(self, seg_of: I32) -> None:
+        """After `compact`: every slot alive, its postings in segment `seg_of[s]`."""
+        self.seg_of.reset(seg_of)
+        self.alive.reset(np.ones(len(seg_of), dtype=np.bool_))
+
+    def _text_of(self, slots: IntArray) -> I64:
+        """Indices into `text` of these slots' first-field terms, slot after slot."""
+        return gather(self.text_at.view()[slots], self.length.view()[slots, 0].astype(np.int64))
+
+    def first_field(self, slot: int) -> I32:
+        """The first field's term ids of a live slot, in text order."""
+        at = int(self.text_at.data[slot])
+        return self.text.data[at : at + int(self.length.data[slot, 0])]
+
+    def payload(self, slot: int) -> T:
+        payload = self.payloads[slot]
+        assert payload is not None, "a live slot always has its payload"
+        return payload
