@@ -140,7 +140,7 @@ class Settler:
     def _refused(root: Root, ref: FileRef, exc: NotInCorpus, known: dict[str, CorpusFile], batch: Batch) -> None:
         """A file not served now: skipped with its reason (`Skipped`), or gone; out of the index."""
         if isinstance(exc, Skipped):
-            batch.skipped[ref.rel] = SkippedFile(root, ref.rel, exc.reason)
+            batch.skipped[ref.rel] = SkippedFile(root, ref.rel, exc.refusal)
         if ref.rel in known:
             batch.removed.add(ref.rel)
 
