@@ -37,6 +37,7 @@ from corpus.roots import RootKind, relative_source
 from live import answering, status
 from live.index import LiveIndex
 from live.status import StatusReport
+from live.store import Phase
 from live.watch import Watcher, WatchFactory
 from protocol import descriptions as d
 from protocol.arguments import EMPTY_QUERY, normalise, refusal
@@ -204,7 +205,9 @@ def indexing(live: LiveIndex) -> set[str]:
     checked already knows its files)."""
     # One lookup per root, never an iteration: the indexer thread removes a root from `building`
     # when it is done, which could happen while a client connects.
-    return {r.label for r in live.roots if (progress := live.building.get(r.label)) and progress.phase == "indexing"}
+    return {
+        r.label for r in live.roots if (progress := live.building.get(r.label)) and progress.phase is Phase.INDEXING
+    }
 
 
 def _search(

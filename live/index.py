@@ -45,7 +45,7 @@ from live.cache import IndexCache
 from live.changes import Batch, Pass, fs_path, holds_text, refreshed, relative, swept
 from live.persist import SAVE_ON_EXIT_FILES, IdleSaves, freeze_chunk, without_collections
 from live.settle import SETTLE_S, Settler
-from live.store import Progress, Store
+from live.store import CHANGING, Phase, Progress, Store
 from retrieval.chunks.units import Unit
 from retrieval.engine.memory import release_free_memory
 from retrieval.engine.ranking import DEFAULT, Ranking
@@ -108,7 +108,7 @@ class LiveIndex(Store):
         self._restored = restored
         later = [r for r in self.roots if background and r.kind is RootKind.DOCS]
         for root in later:
-            self.building[root.label] = Progress(phase="checking" if restored.get(root.label) else "indexing")
+            self.building[root.label] = Progress(phase=Phase.CHECKING if restored.get(root.label) else Phase.INDEXING)
         for root in self.roots:
             if root not in later:
                 self._first_sweep(root)
@@ -308,7 +308,7 @@ class LiveIndex(Store):
         it was because it was being written, or a call that answered without catching up (see
         `missed`). Answers from them are the freshest complete generation, marked partial."""
         return [
-            f"{r.label}:changing"
+            f"{r.label}:{CHANGING}"
             for r in roots
             if r.label not in self.building
             and (self._settler.pending[r.label] or self.state[r.label].missed > self.state[r.label].fresh_as_of)

@@ -14,7 +14,7 @@ from corpus.read import Refusal, SkipKind
 from corpus.roots import Root, make_roots
 from corpus.scan import SECRET, SkippedFile
 from live.changes import Batch
-from live.store import Progress, Store
+from live.store import Phase, Progress, Store
 from retrieval.engine.ranking import DEFAULT
 
 TREE = {
@@ -267,7 +267,7 @@ def test_indexing_lists_the_progress_of_the_given_roots_still_being_built(make_t
     agents, docs, more = store.roots
     assert store.indexing(store.roots) == []
     store.building["docs"] = Progress(done=40, total=120)
-    store.building["more"] = Progress(phase="checking")
+    store.building["more"] = Progress(phase=Phase.CHECKING)
     assert store.indexing(store.roots) == ["docs:40/120", "more:checking"]
     assert store.indexing([agents, docs]) == ["docs:40/120"]  # only the roots asked about
     assert store.indexing([agents]) == []
