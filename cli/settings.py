@@ -44,7 +44,7 @@ from retrieval.search.policy import DEADLINE_S
 log = logging.getLogger("agents_context")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Settings:
     """What to serve and how: the flags, as values."""
 

@@ -64,7 +64,7 @@ class Doc(Generic[T]):
     """(display path, start line): ties break by score desc, then this, ascending."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Packed(Generic[T]):
     """Some groups of an index, self-contained: their documents in slot order (slots from 0) and
     their postings as CSR over their own vocabulary `words`."""
