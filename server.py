@@ -37,6 +37,7 @@ from corpus.roots import RootKind, relative_source
 from live import answering, status
 from live.index import LiveIndex
 from live.status import StatusReport
+from live.store import Phase
 from live.watch import Watcher, WatchFactory
 from protocol import descriptions as d
 from protocol.arguments import EMPTY_QUERY, normalise, refusal
@@ -48,7 +49,7 @@ from protocol.results import error_result, mime_type, tool_result
 from retrieval.render import briefing
 from retrieval.render.excerpt import render_excerpt
 from retrieval.render.grammar import freshness_fields
-from retrieval.render.hits import DEFAULT_MAX_TOKENS, Page, budget, render_context, render_docs
+from retrieval.render.hits import DEFAULT_DETAIL, DEFAULT_MAX_TOKENS, Detail, Page, budget, render_context, render_docs
 from retrieval.render.outline import outline
 from retrieval.render.schema import SearchResult
 from retrieval.search import applies, policy
@@ -204,7 +205,9 @@ def indexing(live: LiveIndex) -> set[str]:
     checked already knows its files)."""
     # One lookup per root, never an iteration: the indexer thread removes a root from `building`
     # when it is done, which could happen while a client connects.
-    return {r.label for r in live.roots if (progress := live.building.get(r.label)) and progress.phase == "indexing"}
+    return {
+        r.label for r in live.roots if (progress := live.building.get(r.label)) and progress.phase is Phase.INDEXING
+    }
 
 
 def _search(
@@ -215,7 +218,7 @@ def _search(
     root: str | None,
     path_prefix: str | None,
     max_tokens: int,
-    detail: str,
+    detail: Detail,
     offset: int,
     generation: int | None,
     explain: bool,
@@ -231,7 +234,14 @@ def _search(
     scope = Scope(kind, path_prefix, root)
     found = answering.search(app.live, query, kind.clamp_k(k), offset, scope, roots, app.settings.deadline_s)
     gen_changed = generation is not None and found.freshness is not None and generation != found.freshness.generation
-    page = Page(detail, budget(max_tokens), offset, gen_changed, app.live.library.tokenize, explain=explain)
+    page = Page(
+        detail=detail,
+        max_tokens=budget(max_tokens),
+        offset=offset,
+        gen_changed=gen_changed,
+        tokenize=app.live.library.tokenize,
+        explain=explain,
+    )
     rendered = (render_context if kind is SECTIONS else render_docs)(query, found, page)
     return tool_result(rendered.text, rendered.result)
 
@@ -246,7 +256,7 @@ def _tools(server: AgentsServer, app: App) -> None:
         query: d.Query,
         k: d.SectionsK = SECTIONS.default_k,
         max_tokens: d.MaxTokens = DEFAULT_MAX_TOKENS,
-        detail: d.Detail = "sections",
+        detail: d.Detail = DEFAULT_DETAIL,
         offset: d.Offset = 0,
         generation: d.Generation = None,
         path_prefix: d.PathPrefix = None,
@@ -260,7 +270,7 @@ def _tools(server: AgentsServer, app: App) -> None:
         query: d.Query,
         k: d.WindowsK = WINDOWS.default_k,
         max_tokens: d.MaxTokens = DEFAULT_MAX_TOKENS,
-        detail: d.Detail = "sections",
+        detail: d.Detail = DEFAULT_DETAIL,
         offset: d.Offset = 0,
         generation: d.Generation = None,
         path_prefix: d.PathPrefix = None,
@@ -271,7 +281,7 @@ def _tools(server: AgentsServer, app: App) -> None:
 
     @server.tool(title="Rules for a source file", annotations=READ_ONLY, description=texts.context_for_path)
     def context_for_path(
-        path: d.SourcePath, max_tokens: d.MaxTokens = DEFAULT_MAX_TOKENS, detail: d.Detail = "sections"
+        path: d.SourcePath, max_tokens: d.MaxTokens = DEFAULT_MAX_TOKENS, detail: d.Detail = DEFAULT_DETAIL
     ) -> Annotated[CallToolResult, SearchResult]:
         if not path.strip():
             return error_result("path is required: pass the source file's path, e.g. 'src/api/auth.py'")
@@ -283,7 +293,7 @@ def _tools(server: AgentsServer, app: App) -> None:
             found = replace(
                 policy.path_answer(view.corpus, where), freshness=answering.freshness(live, view, live.agents_roots)
             )
-        page = Page(detail, budget(max_tokens), miss=applies.MISS.format(path=path))
+        page = Page(detail=detail, max_tokens=budget(max_tokens), miss=applies.MISS.format(path=path))
         rendered = render_context(path, found, page)
         return tool_result(rendered.text, rendered.result)
 

@@ -48,7 +48,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     from live.index import LiveIndex
     from retrieval.engine.ranking import DEFAULT
     from retrieval.render.hits import render_docs
-    from retrieval.search.answer import WINDOWS, Answer
+    from retrieval.search.answer import WINDOWS, Answer, Method
     from retrieval.search.retriever import RetrievalRequest
 
     rss0 = rss_bytes() or 0
@@ -62,7 +62,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     t2 = time.perf_counter()
     with live.view() as view:
         retriever = view.policy.retrievers[WINDOWS]
-        answer = render_docs(args.query, Answer(retriever.retrieve(RetrievalRequest(args.query, 5)), "bm25"))
+        answer = render_docs(
+            args.query, Answer(docs=retriever.retrieve(RetrievalRequest(args.query, 5)), method=Method.BM25)
+        )
     t3 = time.perf_counter()
     partial = bool(live.building)
     if live.indexer is not None:

@@ -41,7 +41,7 @@ from live import answering, cache, status
 from live.index import LiveIndex
 from retrieval.render import outline as outlines
 from retrieval.render.excerpt import render_excerpt
-from retrieval.render.hits import DEFAULT_MAX_TOKENS, Page, budget, render_context, render_docs
+from retrieval.render.hits import DEFAULT_DETAIL, DEFAULT_MAX_TOKENS, Detail, Page, budget, render_context, render_docs
 from retrieval.render.schema import SearchResult
 from retrieval.search.answer import SECTIONS, WINDOWS, Scope
 
@@ -113,7 +113,7 @@ def run_search(
     query: str,
     docs: bool = False,
     k: int | None = None,
-    detail: str = "sections",
+    detail: Detail = DEFAULT_DETAIL,
     max_tokens: int = DEFAULT_MAX_TOKENS,
     path_prefix: str | None = None,
     root: str | None = None,
@@ -123,7 +123,7 @@ def run_search(
     kind = WINDOWS if docs else SECTIONS
     roots = live.roots if docs else live.agents_roots
     found = answering.search(live, query, kind.clamp_k(k), offset, Scope(kind, path_prefix, root), roots, deadline_s)
-    page = Page(detail, budget(max_tokens), offset, tokenize=live.library.tokenize)
+    page = Page(detail=detail, max_tokens=budget(max_tokens), offset=offset, tokenize=live.library.tokenize)
     rendered = render_docs(query, found, page) if docs else render_context(query, found, page)
 
     def show(console: Console) -> None:

@@ -24,8 +24,8 @@ from cli.findings import INSTRUCTIONS_CUTS, Finding, note, warn
 from corpus.catalog import Corpus, CorpusFile
 from corpus.errors import Moved
 from corpus.markdown import split_lines
+from corpus.read import SkipKind
 from corpus.roots import RootKind
-from corpus.scan import EDITOR_TEMP
 from retrieval.chunks.anchors import line_range
 from retrieval.chunks.sections import INTRO
 from retrieval.chunks.units import Unit, sections_of
@@ -88,7 +88,7 @@ def diagnose(
             "move it out of the root, or fix it if it should be served",
         )
         for s in corpus.skipped
-        if not _deliberate(s.reason)
+        if not _deliberate(s.kind)
     ]
     findings += _self_retrieval(searchable, library)
     findings += [
@@ -126,10 +126,10 @@ def diagnose(
     )
 
 
-def _deliberate(reason: str) -> bool:
+def _deliberate(kind: SkipKind) -> bool:
     """Skips that are the corpus working as meant (`.git/`, `node_modules/`, what `.gitignore` or
     `.agentsignore` leaves out, editor scratch files): nothing for an author to fix."""
-    return reason in ("ignored folder", "inside an ignored folder", EDITOR_TEMP) or reason.startswith("ignored by ")
+    return kind in (SkipKind.IGNORED, SkipKind.EDITOR_TEMP)
 
 
 def _body_words(u: Unit) -> list[str]:

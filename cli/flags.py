@@ -11,7 +11,7 @@ from cli.settings import DEFAULTS
 from cli.setup import CLIENTS
 from corpus.clients import BY_KEY, UNKNOWN
 from live.cache import default_dir
-from retrieval.render.hits import DEFAULT_MAX_TOKENS
+from retrieval.render.hits import DEFAULT_DETAIL, DEFAULT_MAX_TOKENS, DETAILS
 from retrieval.search.answer import SECTIONS, WINDOWS
 
 
@@ -240,9 +240,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help=f"most hits (default: {SECTIONS.default_k}; {WINDOWS.default_k} with --docs)",
     )
-    search_cmd.add_argument(
-        "--detail", choices=["paths", "snippets", "sections"], default="sections", help="what each hit shows"
-    )
+    search_cmd.add_argument("--detail", choices=DETAILS, default=DEFAULT_DETAIL, help="what each hit shows")
     search_cmd.add_argument(
         "--max-tokens",
         type=int,

@@ -34,6 +34,7 @@ from corpus.roots import (
 from corpus.rules import PinSet
 from live import cache
 from live.index import LiveIndex
+from live.store import Phase
 from live.watch import WatchOptions
 from retrieval.engine.ranking import DEFAULT as DEFAULT_RANKING
 from retrieval.engine.ranking import Ranking
@@ -43,7 +44,7 @@ from retrieval.search.policy import DEADLINE_S
 log = logging.getLogger("agents_context")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Settings:
     """What to serve and how: the flags, as values."""
 
@@ -264,7 +265,7 @@ def _announce(live: LiveIndex, corpus: Corpus, n_sections: int) -> None:
             building = live.building.get(root.label)
             if building is None:
                 log.info("# docs %s (%s): %d files", root.label, root.path, n_files)
-            elif building.phase == "checking":
+            elif building.phase is Phase.CHECKING:
                 log.info(
                     "# docs %s (%s): %d files from the cache, checked in the background", root.label, root.path, n_files
                 )

@@ -197,7 +197,7 @@ def load(roots: Sequence[Root], pins: PinSet | None = None, max_bytes: int = DEF
             try:
                 text = read_text(root.path, ref.path, max_bytes)
             except Skipped as exc:
-                corpus.skipped.append(SkippedFile(root, ref.rel, exc.reason))
+                corpus.skipped.append(SkippedFile(root, ref.rel, exc.refusal))
                 continue
             except NotInCorpus:
                 continue  # vanished between the walk and the read
@@ -209,14 +209,14 @@ def load(roots: Sequence[Root], pins: PinSet | None = None, max_bytes: int = DEF
 def read_uri(corpus: Corpus, uri: str) -> CorpusFile:
     """The file a URI names, read from disk now; `NotInCorpus` (with why) if it is not served."""
     root, rel = parse_file_uri(uri, corpus.roots)
-    reason = refused(root, rel)
-    if reason:
-        raise Skipped(f"{uri} is not served: {reason}")
+    refusal = refused(root, rel)
+    if refusal:
+        raise Skipped(refusal.kind, f"{uri} is not served: {refusal.reason}")
     path = Path(root.path, *rel.split("/"))
     try:
         text = read_text(root.path, path, corpus.max_bytes)
     except Skipped as exc:
-        raise Skipped(f"{uri} is not served: {exc.reason}") from None
+        raise Skipped(exc.kind, f"{uri} is not served: {exc.reason}") from None
     except NotInCorpus:
         raise Missing(f"no file at {uri}") from None
     ref = FileRef(root, rel, str(path), *text.stamp)

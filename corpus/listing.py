@@ -18,6 +18,8 @@ from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from corpus.read import Refusal
+
 RACY_NS = 2_000_000_000
 """A folder or ignore file changed less than this long before it was looked at may change
 again without its stat moving (timestamps are coarse on some file systems: 2 s on FAT)."""
@@ -49,8 +51,8 @@ class Listing:
     """Listed long enough after its last change that its stamp tells every later change."""
     entries: tuple[tuple[str, str], ...]
     """(name, DIR | FILE | LINK) in name order: the entries to act on every walk."""
-    refused: tuple[tuple[str, str], ...]
-    """(rel, reason): entries refused by name or by the ignore rules."""
+    refused: tuple[tuple[str, Refusal], ...]
+    """(rel, why): entries refused by name or by the ignore rules."""
     ignore_files: frozenset[str]
     """The ignore files in this folder (`.gitignore`, and `.agentsignore` at the top)."""
 

@@ -1,7 +1,8 @@
 """Safe reads: a file is served only if it is a regular UTF-8 text file inside its root.
 
-Every refusal is a `Skipped` with a reason a person can act on. FIFOs, sockets and devices are
-never opened (and the open is non-blocking anyway, in case one is swapped in after the check).
+Every refusal is a `Skipped` with a reason a person can act on and a `SkipKind` code can act on
+(together, a `Refusal`). FIFOs, sockets and devices are never opened (and the open is
+non-blocking anyway, in case one is swapped in after the check).
 The server is read-only: nothing here writes, moves or deletes.
 """
 
@@ -13,6 +14,7 @@ import os
 import stat
 import time
 from dataclasses import dataclass
+from enum import Enum
 from pathlib import Path
 
 from corpus.errors import CorpusError, NotInCorpus
@@ -53,12 +55,52 @@ class Changing(CorpusError):
     """The file changed while it was being read (a save in progress): read it again later."""
 
 
-class Skipped(NotInCorpus):
-    """A file the corpus does not serve, with the reason (kept for status)."""
+class SkipKind(Enum):
+    """What kind of refusal keeps a file out of the corpus: what code decides on (`doctor` tells
+    the corpus working as meant from what an author should fix); the reason, said to a person,
+    goes beside it (`Refusal`)."""
 
-    def __init__(self, reason: str) -> None:
+    IGNORED = "ignored"
+    """In an ignored folder (`.git/`, `node_modules/`), or left out by `.gitignore` or `.agentsignore`."""
+    EDITOR_TEMP = "editor-temp"
+    """An editor's scratch or backup file."""
+    SECRET = "secret"
+    """A name on the secrets denylist."""
+    NAME = "name"
+    """A name never served: not UTF-8, holding a backslash, an ignore file, not one of the
+    conventional agent files (in the conventional root)."""
+    LINK = "link"
+    """A symlink that is broken, leaves the root, leads to something refused, or to a folder
+    inside the root (its files are served under their real path)."""
+    NOT_REGULAR = "not-regular"
+    """A FIFO, socket or device."""
+    TOO_LARGE = "too-large"
+    """Over the size limit (`--max-bytes`)."""
+    NOT_TEXT = "not-text"
+    """Binary, or not UTF-8."""
+    UNREADABLE = "unreadable"
+    """The file, a folder on its way, or its path could not be read."""
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """Why a file is not served: its kind, and the reason as a person reads it."""
+
+    kind: SkipKind
+    reason: str
+
+
+class Skipped(NotInCorpus):
+    """A file the corpus does not serve, with the reason (kept for status) and its kind."""
+
+    def __init__(self, kind: SkipKind, reason: str) -> None:
         super().__init__(reason)
         self.reason = str(self)
+        self.kind = kind
+
+    @property
+    def refusal(self) -> Refusal:
+        return Refusal(self.kind, self.reason)
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,12 +138,12 @@ def resolve_inside(root: Path, path: Path) -> Path:
         real = path.resolve(strict=True)
     except FileNotFoundError:
         if _is_link(path):
-            raise Skipped("broken symlink") from None
+            raise Skipped(SkipKind.LINK, "broken symlink") from None
         raise NotInCorpus(f"no such file: {path.name}") from None
     except (OSError, RuntimeError) as exc:  # loops raise RuntimeError on 3.10-3.12
-        raise Skipped(f"unresolvable path ({_why(exc)})") from None
+        raise Skipped(SkipKind.UNREADABLE, f"unresolvable path ({_why(exc)})") from None
     if real != root and not real.is_relative_to(root):
-        raise Skipped("symlink target leaves the root")
+        raise Skipped(SkipKind.LINK, "symlink target leaves the root")
     return real
 
 
@@ -129,10 +171,10 @@ def read_text(
         try:
             st = real.stat()
         except OSError as exc:
-            raise Skipped(f"unreadable ({_why(exc)})") from None
+            raise Skipped(SkipKind.UNREADABLE, f"unreadable ({_why(exc)})") from None
         refused = kind_of(st.st_mode)  # never open a FIFO or a device
         if refused:
-            raise Skipped(refused)
+            raise Skipped(SkipKind.NOT_REGULAR, refused)
     else:
         real = path
     try:
@@ -142,20 +184,20 @@ def read_text(
     except OSError as exc:
         if exc.errno in _MOVED:
             raise Changing(f"{path.name} (or a folder on its way) became a symlink") from None
-        raise Skipped(f"unreadable ({_why(exc)})") from None
+        raise Skipped(SkipKind.UNREADABLE, f"unreadable ({_why(exc)})") from None
     try:
         opened = os.fstat(fd)
         if identity is not None and (opened.st_dev, opened.st_ino) != identity:
             raise Changing(f"{path.name} was replaced")
         refused = kind_of(opened.st_mode)
         if refused:
-            raise Skipped(refused)
+            raise Skipped(SkipKind.NOT_REGULAR, refused)
         if opened.st_size > max_bytes:
-            raise Skipped(f"too large ({opened.st_size} bytes, limit {max_bytes})")
+            raise Skipped(SkipKind.TOO_LARGE, f"too large ({opened.st_size} bytes, limit {max_bytes})")
         opened = _quiet(fd, opened, path.name)
         data = _read_settled(fd, max_bytes, opened, path.name)
     except OSError as exc:
-        raise Skipped(f"unreadable ({_why(exc)})") from None
+        raise Skipped(SkipKind.UNREADABLE, f"unreadable ({_why(exc)})") from None
     finally:
         os.close(fd)
     return FileText(
@@ -222,7 +264,7 @@ def _read_settled(fd: int, max_bytes: int, opened: os.stat_result, name: str) ->
     disk, what was read."""
     data = _read_at_most(fd, max_bytes + 1, opened.st_size)
     if len(data) > max_bytes:
-        raise Skipped(f"too large (over {max_bytes} bytes)")
+        raise Skipped(SkipKind.TOO_LARGE, f"too large (over {max_bytes} bytes)")
     after = os.fstat(fd)
     if stamp(after) != stamp(opened) or len(data) != after.st_size:
         raise Changing(f"{name} changed while it was read")
@@ -268,13 +310,13 @@ def stamp(st: os.stat_result) -> Stamp:
 def decode(data: bytes) -> str:
     """UTF-8 text with the BOM dropped and CRLF/CR turned into LF, or `Skipped`."""
     if b"\0" in data:
-        raise Skipped("binary (contains NUL bytes)")
+        raise Skipped(SkipKind.NOT_TEXT, "binary (contains NUL bytes)")
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise Skipped(f"not UTF-8 text (invalid byte at offset {exc.start})") from None
+        raise Skipped(SkipKind.NOT_TEXT, f"not UTF-8 text (invalid byte at offset {exc.start})") from None
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     return text

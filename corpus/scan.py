@@ -1,4 +1,5 @@
-"""Walking a root: the candidate files, and everything skipped with its reason.
+"""Walking a root: the candidate files, and everything skipped with its reason (a `Refusal`: the
+reason and its `SkipKind`).
 
 The walk only stats; reading is `corpus.read`. Symlinks are followed only while their target
 stays inside the root (a linked folder is walked once, so loops end), and a link is refused as its
@@ -23,7 +24,7 @@ from typing import TYPE_CHECKING
 from corpus.ignore import IGNORE_FILES, IgnoreRules, names_in, spec
 from corpus.listing import DIR, FILE, LINK, FolderStamp, Listing, Listings, listings_for, settled, stamp_of
 from corpus.names import printable
-from corpus.read import Skipped, Stamp, kind_of, resolve_inside
+from corpus.read import Refusal, SkipKind, Skipped, Stamp, kind_of, resolve_inside
 from corpus.roots import Root
 from corpus.rules import is_editor_temp, is_ignored_dir, is_secret
 
@@ -63,7 +64,16 @@ class FileRef:
 class SkippedFile:
     root: Root
     rel: str
-    reason: str
+    refusal: Refusal
+
+    @property
+    def reason(self) -> str:
+        """Why it is skipped, as a person reads it (status, logs, doctor)."""
+        return self.refusal.reason
+
+    @property
+    def kind(self) -> SkipKind:
+        return self.refusal.kind
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,17 +82,17 @@ class Walk:
     skipped: list[SkippedFile]
 
 
-def check_name(rel: str) -> str | None:
+def check_name(rel: str) -> Refusal | None:
     """Why a relative path is refused by name alone (ignored folder, secret), or None."""
     parts = rel.split("/")
     if any(is_ignored_dir(p) for p in parts[:-1]):
-        return "inside an ignored folder"
+        return Refusal(SkipKind.IGNORED, "inside an ignored folder")
     if is_secret(rel):
-        return SECRET
+        return Refusal(SkipKind.SECRET, SECRET)
     if is_editor_temp(parts[-1]):
-        return EDITOR_TEMP
+        return Refusal(SkipKind.EDITOR_TEMP, EDITOR_TEMP)
     if parts[-1] in IGNORE_FILES:
-        return "an ignore file"
+        return Refusal(SkipKind.NAME, "an ignore file")
     return None
 
 
@@ -96,23 +106,28 @@ def included(root: Root, rel: str) -> bool:
     return not root.include or _include_spec(root.include).match_file(rel)
 
 
-def refused(root: Root, rel: str, rules: IgnoreRules | None = None) -> str | None:
+def refused(root: Root, rel: str, rules: IgnoreRules | None = None) -> Refusal | None:
     """Why `rel` is not served from `root` by its name, the root's rules, or (when a symlink is
     on its way) the name and rules of where it really leads; or None."""
-    reason = check_name(rel)
-    if reason:
-        return reason
+    by_name = check_name(rel)
+    if by_name:
+        return by_name
     if not included(root, rel):
-        return "not one of the conventional agent files"
+        return Refusal(SkipKind.NAME, "not one of the conventional agent files")
     rules = rules or IgnoreRules(root.path)
-    return rules.ignored(rel) or _leads_to_refused(root, rel, rules)
+    ignored = rules.ignored(rel)
+    if ignored:
+        return Refusal(SkipKind.IGNORED, ignored)
+    leads = _leads_to_refused(root, rel, rules)
+    return Refusal(SkipKind.LINK, leads) if leads else None
 
 
 def target_refused(root: Root, target: str, is_dir: bool, rules: IgnoreRules) -> str | None:
     """Why a symlink whose real target is `target` (relative to the root, "" for the root itself)
     is refused: every part of the target's path is checked by name and by the ignore rules, as if
-    the target were named directly (`symlink to a denylisted file .env`); or None. The include
-    patterns of a conventional root are not applied: an `AGENTS.md` may link to any served file."""
+    the target were named directly (`symlink to a denylisted file .env`); or None. A refusal of
+    kind `SkipKind.LINK`. The include patterns of a conventional root are not applied: an
+    `AGENTS.md` may link to any served file."""
     if not target:
         return None
     parts = target.split("/")
@@ -132,8 +147,9 @@ def target_refused(root: Root, target: str, is_dir: bool, rules: IgnoreRules) ->
 
 
 def linked_folder(target: str) -> str:
-    """Why a link to a folder inside the root is skipped: its files are served under their real
-    path only, so no file has two names and no link can loop (a link to a file is served)."""
+    """Why a link to a folder inside the root is skipped (kind `SkipKind.LINK`): its files are
+    served under their real path only, so no file has two names and no link can loop (a link to a
+    file is served)."""
     return f"link to a folder inside the root ({target}/): its files are served under their real path"
 
 
@@ -228,10 +244,11 @@ class _Walker:
             real = os.path.realpath(start)
             target = _relative(self.root_str, real)
             if target is None:
-                return Walk([], [SkippedFile(self.root, under + "/", "symlink target leaves the root")])
+                leaves = Refusal(SkipKind.LINK, "symlink target leaves the root")
+                return Walk([], [SkippedFile(self.root, under + "/", leaves)])
             if target != under:
                 refused = target_refused(self.root, target, True, self.rules) or linked_folder(target)
-                return Walk([], [SkippedFile(self.root, under + "/", refused)])
+                return Walk([], [SkippedFile(self.root, under + "/", Refusal(SkipKind.LINK, refused))])
         self.seen.add(start)
         self.stack.append((start, f"{under}/" if under else ""))
         while self.stack:
@@ -249,14 +266,13 @@ class _Walker:
                 if self.listings:
                     self.listings.put(prefix, listing)
         except OSError as exc:
-            self.skipped.append(
-                SkippedFile(self.root, prefix.rstrip("/") or ".", f"unreadable folder ({exc.strerror})")
-            )
+            unreadable = Refusal(SkipKind.UNREADABLE, f"unreadable folder ({exc.strerror})")
+            self.skipped.append(SkippedFile(self.root, prefix.rstrip("/") or ".", unreadable))
             if self.listings:
                 self.listings.forget(prefix)
             return
         self.visited.add(prefix)
-        self.skipped.extend(SkippedFile(self.root, rel, reason) for rel, reason in listing.refused)
+        self.skipped.extend(SkippedFile(self.root, rel, refusal) for rel, refusal in listing.refused)
         for name, kind in listing.entries:
             rel, path = prefix + name, os.path.join(folder, name)  # noqa: PTH118 - hot loop
             if kind == DIR:
@@ -270,9 +286,10 @@ class _Walker:
                 else:
                     self._link(name, path, rel)
             except Skipped as exc:
-                self.skipped.append(SkippedFile(self.root, rel, exc.reason))
+                self.skipped.append(SkippedFile(self.root, rel, exc.refusal))
             except OSError as exc:
-                self.skipped.append(SkippedFile(self.root, rel, f"unreadable ({exc.strerror})"))
+                unreadable = Refusal(SkipKind.UNREADABLE, f"unreadable ({exc.strerror})")
+                self.skipped.append(SkippedFile(self.root, rel, unreadable))
 
     def _list(self, folder: str, prefix: str, stamp: FolderStamp) -> Listing:
         """Sort a folder's entries: what to act on every walk, and what is refused for good (by
@@ -288,48 +305,51 @@ class _Walker:
         # Reached through a linked folder: each entry is refused as its real path would be too.
         really = None if real is None or real == here else (real + "/" if real else "")
         entries: list[tuple[str, str]] = []
-        refused: list[tuple[str, str]] = []
+        refused: list[tuple[str, Refusal]] = []
         for entry in found:
             name = entry.name
             shown = printable(name)
             rel = prefix + shown
             if shown != name:
-                refused.append((rel, "name is not valid UTF-8"))
+                refused.append((rel, Refusal(SkipKind.NAME, "name is not valid UTF-8")))
             elif "\\" in name:
-                refused.append((rel, BACKSLASH))
+                refused.append((rel, Refusal(SkipKind.NAME, BACKSLASH)))
             elif name in IGNORE_FILES:
                 continue
             else:
-                kind, reason = self._sort(entry, rel)
-                if kind and not reason and really is not None:
-                    reason = target_refused(self.root, really + name, kind == DIR, self.rules)
-                if reason:
-                    refused.append((rel + "/" if kind == DIR else rel, reason))
+                kind, refusal = self._sort(entry, rel)
+                if kind and not refusal and really is not None:
+                    linked = target_refused(self.root, really + name, kind == DIR, self.rules)
+                    refusal = Refusal(SkipKind.LINK, linked) if linked else None
+                if refusal:
+                    refused.append((rel + "/" if kind == DIR else rel, refusal))
                 elif kind:
                     entries.append((name, kind))
         return Listing(folder, stamp, settled(stamp, looked), tuple(entries), tuple(refused), ignore_files)
 
-    def _sort(self, entry: os.DirEntry[str], rel: str) -> tuple[str | None, str | None]:
-        """(kind, None) to act on the entry every walk, (kind, reason) when it is refused, and
+    def _sort(self, entry: os.DirEntry[str], rel: str) -> tuple[str | None, Refusal | None]:
+        """(kind, None) to act on the entry every walk, (kind, refusal) when it is refused, and
         (None, None) when it is no part of the root at all."""
         try:
             if entry.is_symlink():
                 return LINK, None
             if entry.is_dir(follow_symlinks=False):
-                reason = "ignored folder" if is_ignored_dir(entry.name) else self.rules.ignored(rel, is_dir=True)
-                return DIR, reason
+                ignored = "ignored folder" if is_ignored_dir(entry.name) else self.rules.ignored(rel, is_dir=True)
+                return DIR, (Refusal(SkipKind.IGNORED, ignored) if ignored else None)
         except OSError:
             return LINK, None  # could not tell what it is: find out on every walk
         if self.names is not None and not self.names.match(entry.name):
             return None, None
         if not included(self.root, rel):
             return None, None
-        reason = self.rules.ignored(rel)
-        if reason is None and is_secret(rel):
-            reason = SECRET
-        if reason is None and is_editor_temp(entry.name):
-            reason = EDITOR_TEMP
-        return FILE, reason
+        ignored = self.rules.ignored(rel)
+        if ignored is not None:
+            return FILE, Refusal(SkipKind.IGNORED, ignored)
+        if is_secret(rel):
+            return FILE, Refusal(SkipKind.SECRET, SECRET)
+        if is_editor_temp(entry.name):
+            return FILE, Refusal(SkipKind.EDITOR_TEMP, EDITOR_TEMP)
+        return FILE, None
 
     def _file(self, path: str, rel: str, prefix: str) -> None:
         try:
@@ -340,7 +360,7 @@ class _Walker:
             return
         refused = kind_of(st.st_mode)
         if refused:
-            raise Skipped(refused)
+            raise Skipped(SkipKind.NOT_REGULAR, refused)
         identity = (st.st_dev, st.st_ino) if st.st_ino else None
         self.files.append(FileRef(self.root, rel, path, st.st_size, st.st_mtime_ns, st.st_ctime_ns, identity))
 
@@ -352,21 +372,28 @@ class _Walker:
         target = _relative(self.root_str, str(real)) or ""
         if stat.S_ISDIR(st.st_mode):
             ignored = "ignored folder" if is_ignored_dir(name) else self.rules.ignored(rel, is_dir=True)
-            ignored = ignored or target_refused(self.root, target, True, self.rules)
-            self.skipped.append(SkippedFile(self.root, rel + "/", ignored or linked_folder(target)))
+            if ignored:
+                refusal = Refusal(SkipKind.IGNORED, ignored)
+            else:
+                linked = target_refused(self.root, target, True, self.rules) or linked_folder(target)
+                refusal = Refusal(SkipKind.LINK, linked)
+            self.skipped.append(SkippedFile(self.root, rel + "/", refusal))
             return
         if not included(self.root, rel):
             return  # not a conventional agent file: not part of this root at all
         ignored = self.rules.ignored(rel)
         if ignored:
-            raise Skipped(ignored)
+            raise Skipped(SkipKind.IGNORED, ignored)
         if is_secret(rel):
-            raise Skipped(SECRET)
+            raise Skipped(SkipKind.SECRET, SECRET)
         if is_editor_temp(name):
-            raise Skipped(EDITOR_TEMP)
-        refused = target_refused(self.root, target, False, self.rules) or kind_of(st.st_mode)
+            raise Skipped(SkipKind.EDITOR_TEMP, EDITOR_TEMP)
+        leads = target_refused(self.root, target, False, self.rules)
+        if leads:
+            raise Skipped(SkipKind.LINK, leads)
+        refused = kind_of(st.st_mode)
         if refused:
-            raise Skipped(refused)
+            raise Skipped(SkipKind.NOT_REGULAR, refused)
         self.files.append(FileRef(self.root, rel, path, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
 
 

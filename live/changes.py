@@ -19,6 +19,7 @@ from pathlib import Path
 
 from corpus.catalog import Change, CorpusFile
 from corpus.ignore import IGNORE_FILES, IgnoreRules
+from corpus.read import Refusal, SkipKind
 from corpus.roots import Root, RootKind
 from corpus.scan import FileRef, SkippedFile, Walk, check_name, included, refused, walk, walk_folders
 from retrieval.engine.library import Prepared
@@ -88,10 +89,10 @@ def refreshed(
             under = _with_prefix(listing, rel + "/")
         batch.unskipped.update([rel, *under])
         is_dir = path.is_dir() and not path.is_symlink()
-        reason = refused(root, rel, rules) if not is_dir else check_name(rel + "/x") or rules.ignored(rel, True)
-        if reason:
+        refusal = refused(root, rel, rules) if not is_dir else _folder_refused(rel, rules)
+        if refusal:
             if included(root, rel) or is_dir:
-                batch.skipped[rel] = SkippedFile(root, rel, reason)
+                batch.skipped[rel] = SkippedFile(root, rel, refusal)
             batch.removed.update(k for k in (rel, *under) if k in known)
         elif is_dir:
             found = walk(root, under=rel, rules=rules)
@@ -167,6 +168,15 @@ class Pass:
     @property
     def done(self) -> bool:
         return self.walked and not self.to_read
+
+
+def _folder_refused(rel: str, rules: IgnoreRules) -> Refusal | None:
+    """Why the folder `rel` is not walked: in an ignored folder, or ignored by the rules; or None."""
+    inside = check_name(rel + "/x")
+    if inside:
+        return inside
+    ignored = rules.ignored(rel, True)
+    return Refusal(SkipKind.IGNORED, ignored) if ignored else None
 
 
 def differs(old: CorpusFile | None, ref: FileRef) -> bool:

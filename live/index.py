@@ -45,7 +45,7 @@ from live.changes import Batch, Pass, fs_path, merged, refreshed, relative, swep
 from live.persist import SAVE_ON_EXIT_FILES, IdleSaves, without_collections
 from live.reading import Reader
 from live.settle import SETTLE_S, Settler
-from live.store import Progress, Store
+from live.store import CHANGING, Phase, Progress, Store
 from retrieval.chunks.units import Unit
 from retrieval.engine.ranking import DEFAULT, Ranking
 
@@ -104,7 +104,7 @@ class LiveIndex(Store):
         self._restored = restored
         later = [r for r in self.roots if background and r.kind is RootKind.DOCS]
         for root in later:
-            self.building[root.label] = Progress(phase="checking" if restored.get(root.label) else "indexing")
+            self.building[root.label] = Progress(phase=Phase.CHECKING if restored.get(root.label) else Phase.INDEXING)
         for root in self.roots:
             if root not in later:
                 self._first_sweep(root)
@@ -233,7 +233,7 @@ class LiveIndex(Store):
         """`label:changing` for each of these roots whose files are still changing: a file left as
         it was because it was being written, or a call that answered without catching up (see
         `missed`). Answers from them are the freshest complete generation, marked partial."""
-        return [f"{r.label}:changing" for r in roots if r.label not in self.building and self.state[r.label].changing]
+        return [f"{r.label}:{CHANGING}" for r in roots if r.label not in self.building and self.state[r.label].changing]
 
     def rebuild(self) -> Change:
         """Sweep every root; the changes of all of them together."""

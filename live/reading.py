@@ -151,7 +151,7 @@ class Reader:
                     unread.update(ref.rel for ref in part)
                     continue
                 unread.update(read.unread)
-                skipped = [SkippedFile(root, rel, why) for rel, why in read.skipped]
+                skipped = [SkippedFile(root, rel, refusal) for rel, refusal in read.skipped]
                 changes.append(self.store.adopt(root, restored, skipped))
                 freeze_chunk()
                 done += len(part)

@@ -182,7 +182,7 @@ class Settler:
 def _refused(run: _Run, ref: FileRef, exc: NotInCorpus) -> None:
     """A file not served now: skipped with its reason (`Skipped`), or gone; out of the index."""
     if isinstance(exc, Skipped):
-        run.batch.skipped[ref.rel] = SkippedFile(run.root, ref.rel, exc.reason)
+        run.batch.skipped[ref.rel] = SkippedFile(run.root, ref.rel, exc.refusal)
     if ref.rel in run.known:
         run.batch.removed.add(ref.rel)
 

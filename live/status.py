@@ -11,10 +11,12 @@ import time
 from typing import Literal
 
 from pydantic import BaseModel, Field
+from pydantic.json_schema import SkipJsonSchema
 
 from corpus.names import printable
 from corpus.roots import Root
 from live.index import LiveIndex
+from live.store import CHANGING, Progress
 from live.watch import Watcher
 from retrieval.render.grammar import inline, with_status
 from retrieval.render.schema import LastUpdate, utc
@@ -43,6 +45,9 @@ class RootStatus(BaseModel):
         "'changing' while its files change faster than they settle (answers come from the last complete update).",
     )
     skipped: list[Skip]
+    progress: SkipJsonSchema[Progress | None] = Field(default=None, exclude=True)
+    """The first indexing as it was when the report was made (`indexing` says it), for the text:
+    not part of the JSON."""
 
 
 class WatcherStatus(BaseModel):
@@ -87,6 +92,8 @@ def report(live: LiveIndex, watcher: Watcher | None, started: float) -> StatusRe
         roots = []
         for root in live.roots:
             files = [f for f in view.corpus.files.values() if f.root is root]
+            # One lookup, and a copy: the indexer thread updates the root's progress as it reads.
+            progress = p.snapshot() if (p := live.building.get(root.label)) is not None else None
             roots.append(
                 RootStatus(
                     label=root.label,
@@ -98,7 +105,8 @@ def report(live: LiveIndex, watcher: Watcher | None, started: float) -> StatusRe
                     sections=sum(view.library.sections.group_size(f.path) for f in files),
                     windows=sum(view.library.windows.group_size(f.path) for f in files),
                     fresh_as_of=_utc(live.state[root.label].fresh_as_of),
-                    indexing=str(p) if (p := live.building.get(root.label)) else _changing(live, root),
+                    indexing=str(progress) if progress is not None else _changing(live, root),
+                    progress=progress,
                     skipped=[
                         Skip(path=f"{s.root.label}/{s.rel}", reason=s.reason)
                         for s in view.corpus.skipped
@@ -127,7 +135,7 @@ def report(live: LiveIndex, watcher: Watcher | None, started: float) -> StatusRe
         )
     if live.last_error is not None:
         problems.append(f"the last index update failed: {inline(live.last_error)}")
-    indexing = [f"{r.label} {r.indexing}" for r in roots if r.indexing and r.indexing != "changing"]
+    indexing = any(r.progress is not None for r in roots)
     state: Literal["healthy", "starting", "indexing", "not healthy"] = (
         "not healthy" if problems else "indexing" if indexing else "starting" if starting else "healthy"
     )
@@ -154,7 +162,7 @@ def report(live: LiveIndex, watcher: Watcher | None, started: float) -> StatusRe
 
 def _changing(live: LiveIndex, root: Root) -> str | None:
     """`changing` while the root's files are still changing (see `LiveIndex.changing`)."""
-    return "changing" if live.changing([root]) else None
+    return CHANGING if live.changing([root]) else None
 
 
 def _utc(moment: float) -> str | None:
@@ -167,9 +175,9 @@ def _headline(status: StatusReport) -> str:
         return f"agents-context is NOT healthy: {'; '.join(status.problems)}. BM25 search enabled."
     if status.state == "indexing":
         going = ", ".join(
-            f"{r.label}: {r.indexing}" + (" files read" if "/" in r.indexing else "")
+            f"{r.label}: {r.progress}" + (" files read" if r.progress.counted else "")
             for r in status.roots
-            if r.indexing and r.indexing != "changing"
+            if r.progress is not None
         )
         return f"agents-context is indexing ({going}); BM25 search enabled: answers are partial until it is done."
     if status.state == "starting":

@@ -14,7 +14,8 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from enum import Enum
 
 from corpus.catalog import Change, Corpus, CorpusFile
 from corpus.identity import split_display
@@ -45,17 +46,41 @@ class View:
 Listener = Callable[[Root, Change], None]
 
 
+class Phase(Enum):
+    """What a root's first indexing does (its value is how STATUS and `context_status` say it)."""
+
+    INDEXING = "indexing"
+    """Reading the files."""
+    CHECKING = "checking"
+    """Checking a cached index against the files' stat."""
+
+
+CHANGING = "changing"
+"""What a root whose files change faster than they settle is doing, as `indexing` says it after
+its label (`LiveIndex.changing`) and in `context_status`."""
+
+
 @dataclass(slots=True)
 class Progress:
     """A root's first indexing (or the check of its cached index), while it runs."""
 
     done: int = 0
     total: int = 0
-    phase: str = "indexing"
-    """`indexing` (reading the files) or `checking` (a cached index, against the files' stat)."""
+    """Files read and to read, once the files to read are known (0 until then)."""
+    phase: Phase = Phase.INDEXING
+
+    @property
+    def counted(self) -> bool:
+        """Whether the files to read are known, so it says how far it got (`done/total`)."""
+        return self.total > 0
+
+    def snapshot(self) -> Progress:
+        """A copy that stays as it is now (the indexer thread updates this one as it reads)."""
+        return replace(self)
 
     def __str__(self) -> str:
-        return f"{self.done}/{self.total}" if self.total else self.phase
+        """`done/total` once the files to read are known, else the phase: `indexing`, `checking`."""
+        return f"{self.done}/{self.total}" if self.counted else self.phase.value
 
 
 @dataclass(slots=True)

@@ -27,7 +27,7 @@ import numpy.typing as npt
 
 from corpus.catalog import Corpus
 from corpus.errors import NotInCorpus
-from corpus.read import Changing, Skipped, read_text
+from corpus.read import Changing, Refusal, Skipped, read_text
 from corpus.roots import Root
 from corpus.rules import PinSet
 from corpus.scan import FileRef
@@ -57,7 +57,7 @@ class Part:
     """The files it read and their units, packed as a cache entry is."""
     unread: list[str]
     """Relative paths left to the server: changed since stat'd, being written, or empty."""
-    skipped: list[tuple[str, str]]
+    skipped: list[tuple[str, Refusal]]
     """(relative path, why) of the files not served."""
 
 
@@ -125,7 +125,7 @@ def read_part(root: Root, refs: list[FileRef], max_bytes: int, settle_s: float, 
             unread.append(ref.rel)
             continue
         except Skipped as exc:
-            skipped.append((ref.rel, exc.reason))
+            skipped.append((ref.rel, exc.refusal))
             continue
         except NotInCorpus:
             continue  # gone since the walk: never indexed, nothing to remove

@@ -10,14 +10,14 @@ from collections import Counter
 from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from mcp.types import Tool
 from pydantic import Field
 
 from corpus.catalog import Corpus
 from corpus.identity import file_uri
-from retrieval.render import briefing
+from retrieval.render import briefing, hits
 from retrieval.render.hits import MAX_MAX_TOKENS, MIN_MAX_TOKENS
 from retrieval.search.answer import SECTIONS, WINDOWS
 
@@ -322,7 +322,7 @@ MaxTokens = Annotated[
     ),
 ]
 Detail = Annotated[
-    Literal["paths", "snippets", "sections"],
+    hits.Detail,
     Field(description="paths (cheapest), snippets (best lines) or sections (whole text)."),
 ]
 Offset = Annotated[

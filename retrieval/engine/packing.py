@@ -21,7 +21,7 @@ from retrieval.engine.slots import Slots
 T = TypeVar("T")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Packed(Generic[T]):
     """Some groups of an index, self-contained: their documents in slot order (slots from 0) and
     their postings as CSR over their own vocabulary `words`."""

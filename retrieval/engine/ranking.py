@@ -26,7 +26,7 @@ from retrieval.text.tokenize import PLAIN as PLAIN_TOKENIZER
 from retrieval.text.tokenize import tokenize
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Ranking:
     tokenize: Tokenize = tokenize
     k1: float = K1

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, get_args
 
 from retrieval.render.grammar import (
     MAX_ATTRIBUTE_CHARS,
@@ -27,8 +27,8 @@ from retrieval.render.grammar import (
     with_status,
 )
 from retrieval.render.schema import Hit, LastUpdate, MatchedTerm, SearchResult, utc
-from retrieval.search.answer import Answer, Freshness, clamp
-from retrieval.search.policy import MISS_NO_MATCH, shorten
+from retrieval.search.answer import Answer, Freshness, Method, Miss, clamp
+from retrieval.search.policy import shorten
 from retrieval.search.retriever import RetrievedDocument
 from retrieval.text.query import Tokenize
 
@@ -45,7 +45,10 @@ _LINE_CHARS = 160
 _NEAR_HEADING_CHARS = 160
 
 Detail = Literal["paths", "snippets", "sections"]
-"""What each hit shows: where it is (cheapest), its best lines, or its whole text."""
+"""What each hit shows: where it is (cheapest), its best lines, or its whole text. The one list of
+them: the tools' `detail` parameter, `agents-context search --detail` and `Page` all take it."""
+DETAILS: tuple[Detail, ...] = get_args(Detail)
+DEFAULT_DETAIL: Detail = "sections"
 
 
 def budget(max_tokens: int) -> int:
@@ -53,11 +56,11 @@ def budget(max_tokens: int) -> int:
     return clamp(max_tokens, MIN_MAX_TOKENS, MAX_MAX_TOKENS)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Page:
     """How an answer is shown: what each hit shows, the budget, where the page starts."""
 
-    detail: str = "sections"
+    detail: Detail = DEFAULT_DETAIL
     max_tokens: int = DEFAULT_MAX_TOKENS
     offset: int = 0
     gen_changed: bool = False
@@ -80,11 +83,11 @@ class Rendered:
     result: SearchResult
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Status:
     """What the STATUS line says about a rendered answer; the structured result says the same."""
 
-    method: str
+    method: Method
     hits: int
     truncated: bool
     omitted: int
@@ -116,7 +119,7 @@ class Status:
         )
 
     def fields(self) -> dict[str, object]:
-        fields: dict[str, object] = {"method": self.method, "hits": self.hits}
+        fields: dict[str, object] = {"method": self.method.value, "hits": self.hits}
         if self.dropped:
             fields["dropped"] = status_echo("; ".join(self.dropped))
         if self.truncated:
@@ -334,7 +337,7 @@ def _miss(line: str, answer: Answer, page: Page) -> Rendered:
     room = page.limit - len(shown_status) - 2
     body = shorten(inline(line), room)
     if answer.nearest:
-        header = f"\n\nNearest headings and files ({answer.miss or MISS_NO_MATCH}; read one with read_context):"
+        header = f"\n\nNearest headings and files ({(answer.miss or Miss.NO_MATCH).value}; read one with read_context):"
         near = [
             f"- {inline(n.path)}:{n.start_line}-{n.end_line} ({shorten(inline(n.heading), _NEAR_HEADING_CHARS)})"
             f" {inline(n.uri)}"
@@ -366,7 +369,7 @@ def matched_terms(doc: RetrievedDocument) -> list[MatchedTerm]:
 
 
 def _result(answer: Answer, page: Page, status: Status, texts: Sequence[str]) -> SearchResult:
-    explained = page.explain and answer.method not in ("path", "applies")
+    explained = page.explain and answer.method not in (Method.PATH, Method.APPLIES)
     hits = [
         Hit(
             rank=page.offset + i + 1,
@@ -390,7 +393,7 @@ def _result(answer: Answer, page: Page, status: Status, texts: Sequence[str]) ->
     fresh = answer.freshness
     last = fresh.last if fresh else None
     return SearchResult(
-        method=answer.method,
+        method=answer.method.value,
         fallback_reason=answer.fallback_reason,
         hits=hits,
         nearest=answer.nearest,

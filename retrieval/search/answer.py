@@ -1,5 +1,6 @@
 """What a search is asked (`SearchKind`, `Scope`) and the one typed result it produces (`Answer`,
-with its `Freshness`): the text body and the structured content are both rendered from it."""
+with its `Freshness`, the `Method` that answered and, when nothing matched, the `Miss`): the text
+body and the structured content are both rendered from it."""
 
 from __future__ import annotations
 
@@ -38,6 +39,42 @@ class SearchKind(str, Enum):
 
 
 SECTIONS, WINDOWS = SearchKind.SECTIONS, SearchKind.WINDOWS
+
+
+class TextEnum(str, Enum):
+    """An enum whose members are strings shown as they are written: `str()` and f-strings give
+    the value on every Python (as 3.11's `StrEnum`, which 3.10 lacks, does)."""
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+
+class Method(TextEnum):
+    """Which method answered a search (the retrieval policy, docs/retrieval.md): STATUS's and the
+    structured result's `method`."""
+
+    PATH = "path"
+    """The query names a file: that file's units."""
+    PHRASE = "phrase"
+    """Only units holding the query's quoted phrases as written."""
+    BM25_RELAXED = "bm25-relaxed"
+    """The phrases matched nothing: their words, searched without the quotes."""
+    BM25 = "bm25"
+    """Ranked keyword search."""
+    OUTLINE = "outline"
+    """Nothing matched: the nearest headings and files."""
+    APPLIES = "applies"
+    """`context_for_path`: the sections that apply to a source path."""
+
+
+class Miss(TextEnum):
+    """Why an `outline` answer found nothing (`Answer.miss`), as its nearest-list header says it."""
+
+    NO_MATCH = "no word of the query matched"
+    NO_MATCH_FILTERED = "no word of the query matched within the filter"
+    NO_WORDS = "the query has no searchable words"
+    FILTER = "the filter excluded everything; these are from all files"
+    DEADLINE = "the deadline passed before anything matched"
 
 
 def clamp(value: int, low: int, high: int) -> int:
@@ -87,13 +124,13 @@ class Freshness:
     """`label:done/total` of each searched root still being indexed (the answer is partial)."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Answer:
     """One search's result: the page of hits and everything its rendering says about them."""
 
     docs: list[RetrievedDocument]
     """The page: hits `offset` to `offset + k`."""
-    method: str
+    method: Method
     fallback_reason: str | None = None
     candidates: int = 0
     """Units that matched (for a phrase query, that hold every phrase word), before `k` and
@@ -107,9 +144,8 @@ class Answer:
     """Hits exist after this page (counted after copies were skipped and the score floor)."""
     past_end: int | None = None
     """`offset` was past the last hit: how many hits there are in all."""
-    miss: str | None = None
-    """`outline` answers: why nothing matched, in a few words (`MISS_*`, or `MISS_NO_MATCH` plus
-    " within the filter")."""
+    miss: Miss | None = None
+    """`outline` answers: why nothing matched, in a few words."""
     query: Query | None = None
     """The query as parsed (once): its terms pick snippet lines; its quoted phrases are what a
     `bm25-relaxed` answer dropped."""
@@ -125,4 +161,4 @@ class Answer:
     @property
     def dropped(self) -> tuple[str, ...]:
         """The quoted phrases a `bm25-relaxed` answer searched without their quotes."""
-        return self.query.quoted if self.query is not None and self.method == "bm25-relaxed" else ()
+        return self.query.quoted if self.query is not None and self.method is Method.BM25_RELAXED else ()

@@ -24,7 +24,7 @@ from retrieval.chunks.sections import INTRO
 from retrieval.chunks.units import Unit
 from retrieval.engine.index import BM25Index
 from retrieval.engine.library import Library
-from retrieval.search.answer import SECTIONS, Answer, Scope, SearchKind
+from retrieval.search.answer import SECTIONS, Answer, Method, Miss, Scope, SearchKind
 from retrieval.search.applies import applicable
 from retrieval.search.feedback import expansion
 from retrieval.search.links import LinkTo, links
@@ -34,12 +34,6 @@ from retrieval.text.query import Query, looks_like_path, parse
 
 DEADLINE_S = 5.0
 """A search still running after this long answers with its best results so far (`--deadline-ms`)."""
-
-MISS_NO_MATCH = "no word of the query matched"
-MISS_NO_WORDS = "the query has no searchable words"
-MISS_FILTER = "the filter excluded everything; these are from all files"
-MISS_DEADLINE = "the deadline passed before anything matched"
-"""Why an `outline` answer found nothing (`Answer.miss`), as its nearest-list header says it."""
 
 SHOWN_CHARS = 200
 """Queries and phrases quoted back in messages are cut to this many characters (the budget must hold)."""
@@ -79,34 +73,51 @@ class Policy:
         query_text = query.raw
         if scope.filtered and not any(scope.allows_file(f) for f in corpus.files.values()):
             near = self._nearest(query_text, Scope(scope.kind), corpus)
-            excluded = Answer([], "outline", _filter_reason(scope), 0, False, near, miss=MISS_FILTER)
+            excluded = Answer(
+                docs=[],
+                method=Method.OUTLINE,
+                fallback_reason=_filter_reason(scope),
+                nearest=near,
+                miss=Miss.FILTER,
+            )
             return _done(excluded, started, query)
         want = offset + k
         found = _by_path(query_text, scope, index, corpus, want + 1)
         if found is not None:
             docs, candidates = found
-            return _done(_page(docs, offset, k, "path", None, candidates, False), started, query, corpus)
+            page = _page(docs, offset, k, Method.PATH, None, candidates, partial=False)
+            return _done(page, started, query, corpus)
         allow = scope.allows if scope.filtered else None
         retriever = self.retrievers[scope.kind]
         # One more than the page, to know whether a next page exists after copies and the floor.
         deadline = started + deadline_s
-        request = RetrievalRequest(query_text, want + 1, deadline, allow, query.phrases, query.terms)
-        method = "phrase" if query.phrases else "bm25"
+        request = RetrievalRequest(
+            query_text, want + 1, deadline=deadline, allow=allow, phrases=query.phrases, terms=query.terms
+        )
+        method = Method.PHRASE if query.phrases else Method.BM25
         reason: str | None = None
         result = retriever.search(request)
         if not result.docs and query.phrases and not result.partial:
-            method = "bm25-relaxed"
+            method = Method.BM25_RELAXED
             reason = _relaxed_reason(query, scope)
             result = retriever.search(replace(request, phrases=()))
         if result.docs:
-            page = _page(result.docs, offset, k, method, reason, result.candidates, result.partial)
+            page = _page(result.docs, offset, k, method, reason, result.candidates, partial=result.partial)
             return _done(page, started, query, corpus)
         near = self._nearest(query_text, scope, corpus)
-        miss = MISS_DEADLINE if result.partial else MISS_NO_WORDS if not query.terms else MISS_NO_MATCH
+        miss = Miss.DEADLINE if result.partial else Miss.NO_WORDS if not query.terms else Miss.NO_MATCH
         reason = _miss_reason(miss, scope)
-        if miss == MISS_NO_MATCH and scope.filtered:
-            miss += " within the filter"
-        return _done(Answer([], "outline", reason, 0, result.partial, near, miss=miss), started, query)
+        if miss is Miss.NO_MATCH and scope.filtered:
+            miss = Miss.NO_MATCH_FILTERED
+        outline = Answer(
+            docs=[],
+            method=Method.OUTLINE,
+            fallback_reason=reason,
+            partial=result.partial,
+            nearest=near,
+            miss=miss,
+        )
+        return _done(outline, started, query)
 
     def _nearest(self, query_text: str, scope: Scope, corpus: Corpus) -> list[Nearest]:
         """The headings and files closest to the query. A file's headings are its sections when
@@ -144,9 +155,10 @@ def _page(
     docs: list[RetrievedDocument],
     offset: int,
     k: int,
-    method: str,
+    method: Method,
     reason: str | None,
     candidates: int,
+    *,
     partial: bool,
 ) -> Answer:
     """Hits `offset` to `offset + k` of `docs` (which holds one more when a next page exists)."""
@@ -156,8 +168,22 @@ def _page(
             if partial
             else f"offset {offset} is past the end: {len(docs)} hits in all; start again from offset 0"
         )
-        return Answer([], method, reason, candidates, partial, past_end=len(docs))
-    return Answer(docs[offset : offset + k], method, reason, candidates, partial, more=len(docs) > offset + k)
+        return Answer(
+            docs=[],
+            method=method,
+            fallback_reason=reason,
+            candidates=candidates,
+            partial=partial,
+            past_end=len(docs),
+        )
+    return Answer(
+        docs=docs[offset : offset + k],
+        method=method,
+        fallback_reason=reason,
+        candidates=candidates,
+        partial=partial,
+        more=len(docs) > offset + k,
+    )
 
 
 def _done(result: Answer, started: float, query: Query, corpus: Corpus | None = None) -> Answer:
@@ -234,10 +260,10 @@ def shorten(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: max(limit - 1, 0)] + "…"
 
 
-def _miss_reason(miss: str, scope: Scope) -> str:
-    if miss == MISS_DEADLINE:
+def _miss_reason(miss: Miss, scope: Scope) -> str:
+    if miss is Miss.DEADLINE:
         return "the deadline passed before anything matched"
-    if miss == MISS_NO_WORDS:
+    if miss is Miss.NO_WORDS:
         return "the query has no searchable words (stop words and single letters are not indexed)"
     where = "the searchable .AGENTS sections" if scope.kind is SECTIONS else "the documentation passages"
     if scope.filtered:
@@ -263,10 +289,9 @@ def path_answer(corpus: Corpus, where: Mapping[str, str]) -> Answer:
     docs = [RetrievedDocument(a.unit, a.specificity) for a in items]
     reasons = {a.unit.id: a.reason for a in items}
     return Answer(
-        docs,
-        "applies",
-        None,
-        len(items),
+        docs=docs,
+        method=Method.APPLIES,
+        candidates=len(items),
         links=with_links(docs, corpus),
         reasons=reasons,
         pinned=pinned_among(docs, corpus),

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from typing import Protocol
 
 from retrieval.chunks.units import Unit
@@ -27,6 +27,7 @@ Shares = tuple[tuple[str, float], ...]
 class RetrievalRequest:
     query: str
     k: int = 3
+    _: KW_ONLY
     deadline: float | None = None
     """A `time.monotonic()` moment after which to stop and return what is ready."""
     allow: Callable[[Unit], bool] | None = None

@@ -298,6 +298,43 @@ def test_a_symlink_is_refused_as_its_target_would_be(make_tree: Callable[..., Pa
 
 
 @pytest.mark.skipif(not POSIX, reason="symlinks need privileges on Windows")
+def test_each_skip_carries_the_kind_of_its_reason(make_tree: Callable[..., Path]) -> None:
+    """Code decides on a skip's kind, never on its sentence: a link refused for where it leads is a
+    link whatever the target (`symlink to private/, ignored by .gitignore`), and only what is left
+    out on purpose (an ignored folder, the ignore rules, editor scratch) is of those kinds."""
+    from corpus.read import SkipKind, Skipped
+
+    root = linked_tree(make_tree)
+    (root / "bin.md").write_bytes(b"a\0b")
+    (root / "latin.md").write_bytes(b"caf\xe9")
+    (root / "big.md").write_text("x" * 200)
+    corpus = corpus_of(root, max_bytes=100)
+    assert {s.rel: s.kind for s in corpus.skipped} == {
+        **dict.fromkeys(LINK_REASONS, SkipKind.LINK),
+        ".env": SkipKind.SECRET,
+        "keys/id_rsa": SkipKind.SECRET,
+        "node_modules/": SkipKind.IGNORED,
+        "private/": SkipKind.IGNORED,
+        "plans/hidden.md": SkipKind.IGNORED,
+        "notes.md~": SkipKind.EDITOR_TEMP,
+        "bin.md": SkipKind.NOT_TEXT,
+        "latin.md": SkipKind.NOT_TEXT,
+        "big.md": SkipKind.TOO_LARGE,
+    }
+    for uri, kind in [
+        ("agents://private/draft.md", SkipKind.IGNORED),
+        ("agents://pub/draft.md", SkipKind.LINK),
+        ("agents://.env", SkipKind.SECRET),
+        ("agents://bin.md", SkipKind.NOT_TEXT),
+    ]:
+        with pytest.raises(Skipped) as refused:
+            read_uri(corpus, uri)
+        assert refused.value.kind is kind, uri
+    part = walk(corpus.roots[0], under="alias")
+    assert [s.kind for s in part.skipped] == [SkipKind.LINK]
+
+
+@pytest.mark.skipif(not POSIX, reason="symlinks need privileges on Windows")
 def test_a_symlink_retargeted_at_a_secret_leaves_the_index(make_tree: Callable[..., Path]) -> None:
     from live.index import LiveIndex
 

@@ -18,6 +18,7 @@ from mcp import Client
 
 from cli.settings import Settings
 from corpus.catalog import Change
+from corpus.read import SkipKind
 from corpus.roots import make_roots
 from live import index as live_module
 from live import reading
@@ -166,6 +167,26 @@ def test_vim_backup_and_swap_files_are_never_indexed(make_tree: Callable[..., Pa
     live.sweep(r)
     assert live.corpus.skipped == []
     assert ranked(live, "first") == [] and ranked(live, "second")
+
+
+def test_paths_a_refresh_names_are_skipped_with_the_kind_of_their_reason(make_tree: Callable[..., Path]) -> None:
+    """A watcher batch's paths are refused as a walk refuses them: each skip with its reason and
+    the kind code decides on (what is ignored on purpose is `IGNORED`, whatever the sentence)."""
+    root = make_tree({"rules.md": "# Rules\n\nthe rules\n", ".gitignore": "build/\n"})
+    live = LiveIndex(make_roots([root]))
+    (r,) = live.roots
+    (root / "build").mkdir()
+    (root / "build" / "a.md").write_text("# A\n")
+    (root / "node_modules" / "pkg").mkdir(parents=True)
+    (root / ".env").write_text("TOKEN=x\n")
+    (root / "bin.md").write_bytes(b"a\0b")
+    live.refresh(r, [root / "build", root / "node_modules" / "pkg", root / ".env", root / "bin.md"])
+    assert {s.rel: (s.kind, s.reason) for s in live.corpus.skipped} == {
+        "build": (SkipKind.IGNORED, "ignored by .gitignore"),
+        "node_modules/pkg": (SkipKind.IGNORED, "inside an ignored folder"),
+        ".env": (SkipKind.SECRET, "looks like a secret (denylist)"),
+        "bin.md": (SkipKind.NOT_TEXT, "binary (contains NUL bytes)"),
+    }
 
 
 def test_a_root_that_disappears_empties_the_index_until_it_returns(make_tree: Callable[..., Path]) -> None:

@@ -11,7 +11,8 @@ import pytest
 
 from corpus.roots import make_roots
 from live.index import LiveIndex
-from live.status import render, report
+from live.status import StatusReport, render, report
+from live.store import Phase, Progress
 from retrieval.render.schema import utc
 from tests.conftest import DEPLOY, SECURITY
 from tests.helpers import split_status
@@ -147,3 +148,26 @@ def test_a_root_whose_files_are_still_changing_says_so(live: LiveIndex, agents: 
     assert " INDEXING changing: 4 files" in render(status)
     live.catch_up(lambda _: True)
     assert report(live, None, time.time()).roots[0].indexing is None
+
+
+def test_a_root_being_indexed_is_reported_from_its_progress_as_it_was_when_asked(
+    make_tree: Callable[..., Path], agents: Path
+) -> None:
+    """The text and the state come from the root's progress (files read of how many, or its
+    phase), copied once: the indexer thread moving on meanwhile changes neither. The progress
+    itself is no part of the JSON."""
+    docs = make_tree({"guide.md": "# Guide\n\nRun it.\n"}, "docs")
+    live = LiveIndex(make_roots([agents], [docs]), settle_s=0)
+    progress = live.building["docs"] = Progress(done=40, total=120)
+    status = report(live, None, time.time())
+    progress.done = 80
+    assert status.state == "indexing" and status.roots[1].indexing == "40/120"
+    assert render(status).startswith("agents-context is indexing (docs: 40/120 files read);")
+    assert "progress" not in status.roots[1].model_dump(mode="json")
+    assert "progress" not in StatusReport.model_json_schema()["$defs"]["RootStatus"]["properties"]
+    live.building["docs"] = Progress(phase=Phase.CHECKING)
+    status = report(live, None, time.time())
+    assert status.state == "indexing" and status.roots[1].indexing == "checking"
+    assert render(status).startswith("agents-context is indexing (docs: checking);")
+    del live.building["docs"]
+    assert report(live, None, time.time()).state == "healthy"

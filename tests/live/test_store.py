@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 
 from corpus.catalog import Change, CorpusFile, load
+from corpus.read import Refusal, SkipKind
 from corpus.roots import Root, make_roots
-from corpus.scan import SkippedFile
+from corpus.scan import SECRET, SkippedFile
 from live.changes import Batch
-from live.store import Progress, Store
+from live.store import Phase, Progress, Store
 from retrieval.engine.ranking import DEFAULT
 
 TREE = {
@@ -129,7 +130,7 @@ def test_a_batch_that_changes_no_content_makes_no_generation_and_tells_no_listen
     last = store.last_change
 
     assert store.apply(root, Batch()).count == 0  # nothing at all
-    secret = SkippedFile(root, ".env", "looks like a secret (denylist)")
+    secret = SkippedFile(root, ".env", Refusal(SkipKind.SECRET, SECRET))
     assert store.apply(root, Batch(skipped={".env": secret})).count == 0  # only a skip
     touched = reread(root, "overview.md")._replace(mtime_ns=123)
     assert store.apply(root, Batch(files={"overview.md": touched})).count == 0  # a new stamp, same content
@@ -143,7 +144,7 @@ def test_a_batch_that_changes_no_content_makes_no_generation_and_tells_no_listen
 def test_an_unskipped_file_leaves_the_skipped_list(make_tree: Callable[..., Path]) -> None:
     store = make_store(make_tree(TREE))
     (root,) = store.roots
-    secret = SkippedFile(root, ".env", "looks like a secret (denylist)")
+    secret = SkippedFile(root, ".env", Refusal(SkipKind.SECRET, SECRET))
     store.apply(root, Batch(skipped={".env": secret}))
     assert store.corpus.skipped == [secret]
     store.apply(root, Batch(unskipped={".env"}))
@@ -153,8 +154,11 @@ def test_an_unskipped_file_leaves_the_skipped_list(make_tree: Callable[..., Path
 def test_the_skipped_files_of_all_roots_are_listed_by_root_then_path(make_tree: Callable[..., Path]) -> None:
     store = make_store(make_tree(TREE), docs=(make_tree({"a.md": "# A\n"}, name="docs"),))
     agents, docs = store.roots
-    store.apply(docs, Batch(skipped={"z.bin": SkippedFile(docs, "z.bin", "binary")}))
-    store.apply(agents, Batch(skipped={r: SkippedFile(agents, r, "binary") for r in ("b.bin", "a.bin")}))
+    store.apply(docs, Batch(skipped={"z.bin": SkippedFile(docs, "z.bin", Refusal(SkipKind.NOT_TEXT, "binary"))}))
+    store.apply(
+        agents,
+        Batch(skipped={r: SkippedFile(agents, r, Refusal(SkipKind.NOT_TEXT, "binary")) for r in ("b.bin", "a.bin")}),
+    )
     assert [(s.root.label, s.rel) for s in store.corpus.skipped] == [
         (".AGENTS", "a.bin"),
         (".AGENTS", "b.bin"),
@@ -263,7 +267,7 @@ def test_indexing_lists_the_progress_of_the_given_roots_still_being_built(make_t
     agents, docs, more = store.roots
     assert store.indexing(store.roots) == []
     store.building["docs"] = Progress(done=40, total=120)
-    store.building["more"] = Progress(phase="checking")
+    store.building["more"] = Progress(phase=Phase.CHECKING)
     assert store.indexing(store.roots) == ["docs:40/120", "more:checking"]
     assert store.indexing([agents, docs]) == ["docs:40/120"]  # only the roots asked about
     assert store.indexing([agents]) == []

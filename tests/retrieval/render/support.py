@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from retrieval.chunks.units import Unit
-from retrieval.search.answer import Answer
+from retrieval.search.answer import Answer, Method
 from retrieval.search.retriever import RetrievedDocument
 
 
@@ -24,4 +24,4 @@ def section(path: str, heading: str, text: str, score: float, start: int = 1) ->
 
 
 def bm25(*docs: RetrievedDocument) -> Answer:
-    return Answer(list(docs), "bm25", candidates=len(docs))
+    return Answer(docs=list(docs), method=Method.BM25, candidates=len(docs))

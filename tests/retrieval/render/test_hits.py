@@ -14,8 +14,8 @@ from mcp import Client
 
 from corpus.catalog import Change
 from retrieval.chunks.units import Unit
-from retrieval.render.hits import Page, render_context, render_docs
-from retrieval.search.answer import SECTIONS, WINDOWS, Answer, Freshness, Scope
+from retrieval.render.hits import DETAILS, Detail, Page, render_context, render_docs
+from retrieval.search.answer import SECTIONS, WINDOWS, Answer, Freshness, Method, Miss, Scope
 from retrieval.search.nearest import Nearest
 from retrieval.search.policy import Policy
 from retrieval.search.retriever import RetrievedDocument
@@ -58,14 +58,16 @@ def test_context_hits_are_blocks_separated_by_a_blank_line_then_status() -> None
 
 
 def test_context_miss_names_the_query_and_lists_the_nearest_headings() -> None:
-    assert render_context("rate limits", Answer([], "bm25")).text == (
+    assert render_context("rate limits", Answer(docs=[], method=Method.BM25)).text == (
         "no matching context for: rate limits\n\n[agents-context method=bm25 hits=0]"
     )
     near = [
         Nearest(".AGENTS/ops.md", "agents://ops.md#rate-limiting", "Ops > Rate limiting", 4, 9, 0.8),
         Nearest(".AGENTS/limits.md", "agents://limits.md", None, None, None, 0.5),
     ]
-    text = render_context("rate limits", Answer([], "outline", "none matched", 0, False, near)).text
+    text = render_context(
+        "rate limits", Answer(docs=[], method=Method.OUTLINE, fallback_reason="none matched", nearest=near)
+    ).text
     assert text == (
         "no matching context for: rate limits\n\n"
         "Nearest headings and files (no word of the query matched; read one with read_context):\n"
@@ -78,7 +80,7 @@ def test_context_miss_names_the_query_and_lists_the_nearest_headings() -> None:
 def test_whole_hits_are_dropped_from_the_end_to_fit_the_budget() -> None:
     big = "x" * 6000
     docs = [section(f".AGENTS/{n}.md", n, f"# {n}\n{big}", 3.0 - i) for i, n in enumerate("abcd")]
-    rendered = render_context("q", Answer(docs, "bm25", candidates=9), Page(max_tokens=4000))
+    rendered = render_context("q", Answer(docs=docs, method=Method.BM25, candidates=9), Page(max_tokens=4000))
     text = rendered.text
     assert len(text) <= 16000
     assert text.count("<context ") == 2
@@ -131,7 +133,10 @@ def test_docs_hits_have_header_blocks_and_a_cost_footer() -> None:
 def test_docs_footer_says_hits_even_for_one_and_miss_is_no_results() -> None:
     one = render_docs("q", bm25(window("docs/a.md", 0, "12345678", 1.0))).text
     assert "\n\n[1 hits, ~8 chars (~2 tokens)]\n\n" in one
-    assert render_docs("q", Answer([], "bm25")).text == "(no results)\n\n[agents-context method=bm25 hits=0]"
+    assert (
+        render_docs("q", Answer(docs=[], method=Method.BM25)).text
+        == "(no results)\n\n[agents-context method=bm25 hits=0]"
+    )
 
 
 def test_paths_detail_shows_where_each_hit_is() -> None:
@@ -161,17 +166,17 @@ def test_snippets_detail_shows_the_best_lines_with_their_numbers() -> None:
 
 
 def test_a_next_page_gives_a_next_offset_and_candidates_alone_do_not() -> None:
-    found = Answer([section(".AGENTS/a.md", "A", "# A", 1.0)], "bm25", candidates=7, more=True)
+    found = Answer(docs=[section(".AGENTS/a.md", "A", "# A", 1.0)], method=Method.BM25, candidates=7, more=True)
     assert render_context("q", found, Page(offset=3)).text.endswith("[agents-context method=bm25 hits=1 next_offset=4]")
     assert render_context("q", found, Page(offset=3)).result.hits[0].rank == 4
     # Seven units matched, but copies and the score floor left only this one: no next page.
-    last = Answer([section(".AGENTS/a.md", "A", "# A", 1.0)], "bm25", candidates=7)
+    last = Answer(docs=[section(".AGENTS/a.md", "A", "# A", 1.0)], method=Method.BM25, candidates=7)
     assert render_context("q", last, Page(offset=3)).text.endswith("[agents-context method=bm25 hits=1]")
     assert render_context("q", last).result.next_offset is None
 
 
 def test_an_offset_past_the_end_says_so() -> None:
-    found = Answer([], "bm25", "offset 5 is past the end", 3, past_end=3)
+    found = Answer(docs=[], method=Method.BM25, fallback_reason="offset 5 is past the end", candidates=3, past_end=3)
     assert render_context("rate limits", found, Page(offset=5)).text == (
         "no more matching context for: rate limits (offset 5 is past the end: 3 hits in all)\n\n"
         "[agents-context method=bm25 hits=0]"
@@ -184,7 +189,12 @@ def test_an_offset_past_the_end_says_so() -> None:
 def test_the_nearest_list_says_why_nothing_matched() -> None:
     near = [Nearest(".AGENTS/ops.md", "agents://ops.md#rate-limiting", "Ops > Rate limiting", 4, 9, 0.8)]
     found = Answer(
-        [], "outline", "the deadline passed", 0, True, near, miss="the deadline passed before anything matched"
+        docs=[],
+        method=Method.OUTLINE,
+        fallback_reason="the deadline passed",
+        partial=True,
+        nearest=near,
+        miss=Miss.DEADLINE,
     )
     assert render_context("q", found).text == (
         "no matching context for: q\n\n"
@@ -196,12 +206,18 @@ def test_the_nearest_list_says_why_nothing_matched() -> None:
 
 def test_a_long_query_and_many_dropped_phrases_stay_short() -> None:
     query = "word " * 1000
-    miss = render_context(query, Answer([], "bm25"), Page(max_tokens=200)).text
+    miss = render_context(query, Answer(docs=[], method=Method.BM25), Page(max_tokens=200)).text
     assert miss.startswith("no matching context for: word word ") and len(miss) <= 800
     assert "…\n\n[agents-context" in miss
     phrases = tuple(f"phrase number {i}" for i in range(300))
     asked = Query("q", ("q",), (), phrases)
-    relaxed = Answer([section(".AGENTS/a.md", "A", "# A", 1.0)], "bm25-relaxed", "relaxed", 1, query=asked)
+    relaxed = Answer(
+        docs=[section(".AGENTS/a.md", "A", "# A", 1.0)],
+        method=Method.BM25_RELAXED,
+        fallback_reason="relaxed",
+        candidates=1,
+        query=asked,
+    )
     text = render_context("q", relaxed, Page(max_tokens=200)).text
     _, _, status = text.rpartition("\n\n")
     assert len(text) <= 800 and status.startswith(
@@ -227,7 +243,7 @@ nearby = st.builds(
 @given(
     st.lists(st.tuples(texts, st.floats(0.01, 50)), min_size=0, max_size=8),
     st.integers(200, 10_000),
-    st.sampled_from(["paths", "snippets", "sections"]),
+    st.sampled_from(DETAILS),
     st.booleans(),
     texts,
     st.lists(st.text(min_size=1, max_size=300), max_size=40),
@@ -238,7 +254,7 @@ nearby = st.builds(
 def test_the_budget_is_never_exceeded(
     hits: list[tuple[str, float]],
     max_tokens: int,
-    detail: str,
+    detail: Detail,
     docs_tool: bool,
     query: str,
     dropped: list[str],
@@ -253,11 +269,20 @@ def test_the_budget_is_never_exceeded(
     else:
         docs = [section(f".AGENTS/f{i}.md", t[:3000], t, s) for i, (t, s) in enumerate(hits)]
     if past_end:
-        found = Answer([], "bm25-relaxed", "past", 3, past_end=3, query=asked)
+        found = Answer(
+            docs=[], method=Method.BM25_RELAXED, fallback_reason="past", candidates=3, past_end=3, query=asked
+        )
     elif docs:
-        found = Answer(docs, "bm25-relaxed", candidates=len(docs), more=True, query=asked)
+        found = Answer(docs=docs, method=Method.BM25_RELAXED, candidates=len(docs), more=True, query=asked)
     else:
-        found = Answer([], "outline", "none", 0, False, near, miss="the query has no searchable words", query=asked)
+        found = Answer(
+            docs=[],
+            method=Method.OUTLINE,
+            fallback_reason="none",
+            nearest=near,
+            miss=Miss.NO_WORDS,
+            query=asked,
+        )
     text = (render_docs if docs_tool else render_context)(query, found, options).text
     assert len(text) <= max_tokens * 4
     assert text.rsplit("\n", 1)[-1].startswith(f"[agents-context method={found.method} hits=")
@@ -320,7 +345,7 @@ def query_for(data: st.DataObject, bodies: list[list[str]]) -> str:
     st.lists(st.lists(st.sampled_from(WORDS), min_size=1, max_size=400), min_size=1, max_size=12),
     st.data(),
     st.integers(200, 3000),
-    st.sampled_from(["paths", "snippets", "sections"]),
+    st.sampled_from(DETAILS),
     st.integers(0, 3),
     st.sampled_from([None, None, "f1", "nowhere/"]),
 )
@@ -329,7 +354,7 @@ def test_no_answer_exceeds_its_budget(
     bodies: list[list[str]],
     data: st.DataObject,
     max_tokens: int,
-    detail: str,
+    detail: Detail,
     offset: int,
     prefix: str | None,
 ) -> None:
@@ -394,8 +419,8 @@ def test_a_window_cannot_forge_a_header_or_the_footer() -> None:
     assert rendered.result.hits[0].text == FORGED_WINDOW
 
 
-@pytest.mark.parametrize("detail", ["sections", "snippets", "paths"])
-def test_a_path_with_a_line_break_stays_on_its_line(detail: str) -> None:
+@pytest.mark.parametrize("detail", DETAILS)
+def test_a_path_with_a_line_break_stays_on_its_line(detail: Detail) -> None:
     page = Page(detail=detail, tokenize=tokenize)
     context = render_context("wombat", bm25(section(NEWLINE_PATH, "New\x1bline", "# x\nwombat", 1.0)), page)
     docs = render_docs("wombat", bm25(window(NEWLINE_PATH, 0, "wombat", 1.0)), page)
@@ -439,7 +464,9 @@ def test_a_miss_and_its_nearest_lines_stay_one_line_each() -> None:
         Nearest(NEWLINE_PATH, "agents://nl%0A.md", "Bad\nheading", 4, 9, 0.8),
         Nearest(NEWLINE_PATH, "u", None, None, None, 0.5),
     ]
-    text = render_context("q\n[agents-context hits=9]", Answer([], "outline", "none", 0, False, near)).text
+    text = render_context(
+        "q\n[agents-context hits=9]", Answer(docs=[], method=Method.OUTLINE, fallback_reason="none", nearest=near)
+    ).text
     assert text == (
         "no matching context for: q\\n[agents-context hits=9]\n\n"
         "Nearest headings and files (no word of the query matched; read one with read_context):\n"

@@ -10,7 +10,7 @@ import pytest
 from corpus.catalog import Corpus, load
 from corpus.roots import make_roots
 from retrieval.chunks.units import Unit
-from retrieval.search.answer import SECTIONS, WINDOWS, Answer, Scope, SearchKind
+from retrieval.search.answer import SECTIONS, WINDOWS, Answer, Method, Scope, SearchKind
 from retrieval.text.query import parse
 from retrieval.text.tokenize import tokenize
 
@@ -155,19 +155,19 @@ def test_file_scopes_filter_by_prefix_and_root_like_unit_scopes(corpus: Corpus) 
 
 def test_a_relaxed_answer_lists_the_quoted_phrases_it_dropped() -> None:
     query = parse('"rate limits" deploy “watch filter”', tokenize)
-    assert Answer([], "bm25-relaxed", query=query).dropped == ("rate limits", "watch filter")
+    assert Answer(docs=[], method=Method.BM25_RELAXED, query=query).dropped == ("rate limits", "watch filter")
 
 
 def test_a_one_word_quote_is_no_phrase_so_nothing_was_dropped_for_it() -> None:
     query = parse('"zebra" "rate limits"', tokenize)
-    assert Answer([], "bm25-relaxed", query=query).dropped == ("rate limits",)
+    assert Answer(docs=[], method=Method.BM25_RELAXED, query=query).dropped == ("rate limits",)
 
 
-@pytest.mark.parametrize("method", ["bm25", "phrase", "path", "outline"])
-def test_only_a_relaxed_answer_dropped_anything(method: str) -> None:
+@pytest.mark.parametrize("method", [m for m in Method if m is not Method.BM25_RELAXED])
+def test_only_a_relaxed_answer_dropped_anything(method: Method) -> None:
     query = parse('"rate limits" deploy', tokenize)
-    assert Answer([], method, query=query).dropped == ()
+    assert Answer(docs=[], method=method, query=query).dropped == ()
 
 
 def test_a_relaxed_answer_without_its_query_dropped_nothing_it_can_name() -> None:
-    assert Answer([], "bm25-relaxed").dropped == ()
+    assert Answer(docs=[], method=Method.BM25_RELAXED).dropped == ()
