@@ -49,11 +49,17 @@ from protocol.results import error_result, mime_type, tool_result
 from retrieval.render import briefing
 from retrieval.render.excerpt import render_excerpt
 from retrieval.render.grammar import freshness_fields
-from retrieval.render.hits import DEFAULT_DETAIL, DEFAULT_MAX_TOKENS, Detail, Page, budget, render_context, render_docs
+from retrieval.render.hits import Page, budget, render_context
 from retrieval.render.outline import outline
 from retrieval.render.schema import SearchResult
 from retrieval.search import applies, policy
-from retrieval.search.answer import SECTIONS, WINDOWS, Scope, SearchKind
+from retrieval.search.answer import (
+    DEFAULT_DETAIL,
+    DEFAULT_MAX_TOKENS,
+    SECTIONS,
+    WINDOWS,
+    SearchRequest,
+)
 from retrieval.search.reader import Excerpt
 
 log = logging.getLogger("agents_context")
@@ -210,39 +216,14 @@ def indexing(live: LiveIndex) -> set[str]:
     }
 
 
-def _search(
-    app: App,
-    kind: SearchKind,
-    query: str,
-    k: int,
-    root: str | None,
-    path_prefix: str | None,
-    max_tokens: int,
-    detail: Detail,
-    offset: int,
-    generation: int | None,
-    explain: bool,
-) -> CallToolResult:
-    """`context_search` and `search_docs`: one search of `kind`, rendered within the budget."""
-    if not query.strip():
+def _search(app: App, request: SearchRequest) -> CallToolResult:
+    """`context_search` and `search_docs`: one search, rendered within the budget."""
+    if not request.query.strip():
         return error_result(EMPTY_QUERY)
-    roots = app.live.agents_roots if kind is SECTIONS else app.live.roots
-    if root is not None and root not in {r.label for r in roots}:
-        which = ".AGENTS roots" if kind is SECTIONS else "roots"
-        return error_result(f"unknown root {root!r}; {which}: {', '.join(r.label for r in roots)}")
+    if (why := answering.unknown_root(app.live, request)) is not None:
+        return error_result(why)
     app.catch_up()
-    scope = Scope(kind, path_prefix, root)
-    found = answering.search(app.live, query, kind.clamp_k(k), offset, scope, roots, app.settings.deadline_s)
-    gen_changed = generation is not None and found.freshness is not None and generation != found.freshness.generation
-    page = Page(
-        detail=detail,
-        max_tokens=budget(max_tokens),
-        offset=offset,
-        gen_changed=gen_changed,
-        tokenize=app.live.library.tokenize,
-        explain=explain,
-    )
-    rendered = (render_context if kind is SECTIONS else render_docs)(query, found, page)
+    rendered = answering.answer(app.live, replace(request, deadline_s=app.settings.deadline_s))
     return tool_result(rendered.text, rendered.result)
 
 
@@ -263,7 +244,21 @@ def _tools(server: AgentsServer, app: App) -> None:
         root: d.AgentsRoot = None,
         explain: d.Explain = False,
     ) -> Annotated[CallToolResult, SearchResult]:
-        return _search(app, SECTIONS, query, k, root, path_prefix, max_tokens, detail, offset, generation, explain)
+        return _search(
+            app,
+            SearchRequest(
+                query=query,
+                kind=SECTIONS,
+                k=k,
+                offset=offset,
+                path_prefix=path_prefix,
+                root=root,
+                detail=detail,
+                max_tokens=max_tokens,
+                generation=generation,
+                explain=explain,
+            ),
+        )
 
     @server.tool(title="Search documentation passages", annotations=READ_ONLY, description=texts.search_docs)
     def search_docs(
@@ -277,7 +272,21 @@ def _tools(server: AgentsServer, app: App) -> None:
         root: d.AnyRoot = None,
         explain: d.Explain = False,
     ) -> Annotated[CallToolResult, SearchResult]:
-        return _search(app, WINDOWS, query, k, root, path_prefix, max_tokens, detail, offset, generation, explain)
+        return _search(
+            app,
+            SearchRequest(
+                query=query,
+                kind=WINDOWS,
+                k=k,
+                offset=offset,
+                path_prefix=path_prefix,
+                root=root,
+                detail=detail,
+                max_tokens=max_tokens,
+                generation=generation,
+                explain=explain,
+            ),
+        )
 
     @server.tool(title="Rules for a source file", annotations=READ_ONLY, description=texts.context_for_path)
     def context_for_path(

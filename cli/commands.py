@@ -36,14 +36,14 @@ from cli import evaluate as evaluation
 from cli import setup as client_setup
 from cli.findings import Finding
 from cli.settings import DEFAULTS, Settings, configure_logging, open_index
-from corpus.errors import CorpusError
+from corpus.errors import CorpusError, NotInCorpus
 from live import answering, cache, status
 from live.index import LiveIndex
 from retrieval.render import outline as outlines
 from retrieval.render.excerpt import render_excerpt
-from retrieval.render.hits import DEFAULT_DETAIL, DEFAULT_MAX_TOKENS, Detail, Page, budget, render_context, render_docs
+from retrieval.render.hits import budget
 from retrieval.render.schema import SearchResult
-from retrieval.search.answer import SECTIONS, WINDOWS, Scope
+from retrieval.search.answer import DEFAULT_MAX_TOKENS, SECTIONS, WINDOWS, SearchRequest
 
 log = logging.getLogger("agents_context")
 
@@ -108,23 +108,11 @@ SCHEMAS: dict[str, type[BaseModel]] = {
 """The `--json` model of each command (docs/configuration.md, "Command line")."""
 
 
-def run_search(
-    live: LiveIndex,
-    query: str,
-    docs: bool = False,
-    k: int | None = None,
-    detail: Detail = DEFAULT_DETAIL,
-    max_tokens: int = DEFAULT_MAX_TOKENS,
-    path_prefix: str | None = None,
-    root: str | None = None,
-    offset: int = 0,
-    deadline_s: float = DEFAULTS.deadline_s,
-) -> Output:
-    kind = WINDOWS if docs else SECTIONS
-    roots = live.roots if docs else live.agents_roots
-    found = answering.search(live, query, kind.clamp_k(k), offset, Scope(kind, path_prefix, root), roots, deadline_s)
-    page = Page(detail=detail, max_tokens=budget(max_tokens), offset=offset, tokenize=live.library.tokenize)
-    rendered = render_docs(query, found, page) if docs else render_context(query, found, page)
+def run_search(live: LiveIndex, request: SearchRequest) -> Output:
+    """`agents-context search`: the request answered as its tool answers it."""
+    if (why := answering.unknown_root(live, request)) is not None:
+        raise NotInCorpus(why)
+    rendered = answering.answer(live, request)
 
     def show(console: Console) -> None:
         body, _, status_line = rendered.text.rpartition("\n\n")
@@ -250,8 +238,7 @@ def run_doctor(live: LiveIndex, pinned_budget: int, instructions_budget: int) ->
 def run_eval(live: LiveIndex, questions: Path, k: int = 3) -> Output:
     label = live.agents_roots[0].label if live.agents_roots else ""
     asked = evaluation.read_questions(questions, label)
-    with live.view() as view:
-        report = evaluation.evaluate_report(view.library, view.corpus, asked, max(1, k))
+    report = evaluation.evaluate_report(live, asked, max(1, k))
 
     def show(console: Console) -> None:
         scores = Table(title=f"agents-context eval: {report.questions} questions", title_justify="left")
@@ -412,18 +399,18 @@ def _run(args: argparse.Namespace) -> int:
 
 def _dispatch(args: argparse.Namespace, settings: Settings, live: LiveIndex) -> Output:
     if args.command == "search":
-        return run_search(
-            live,
-            args.query,
-            bool(args.docs),
-            args.k,
-            args.detail,
-            args.max_tokens,
-            args.path_prefix,
-            args.in_root,
-            args.offset,
-            settings.deadline_s,
+        request = SearchRequest(
+            query=args.query,
+            kind=WINDOWS if args.docs else SECTIONS,
+            k=args.k,
+            offset=args.offset,
+            path_prefix=args.path_prefix,
+            root=args.in_root,
+            detail=args.detail,
+            max_tokens=args.max_tokens,
+            deadline_s=settings.deadline_s,
         )
+        return run_search(live, request)
     if args.command == "read":
         return run_read(live, args.path, args.start_line, args.end_line, args.max_tokens)
     if args.command == "outline":

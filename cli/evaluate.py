@@ -21,12 +21,11 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from corpus.catalog import Corpus
+from live import answering
+from live.index import LiveIndex
 from retrieval.chunks.sections import plain_heading
-from retrieval.engine.library import Library
-from retrieval.search.answer import SECTIONS
-from retrieval.search.policy import served
-from retrieval.search.retriever import RetrievalRequest, RetrievedDocument
+from retrieval.search.answer import SearchRequest
+from retrieval.search.retriever import RetrievedDocument
 
 DEPTH = 10
 
@@ -161,20 +160,22 @@ class EvalReport(BaseModel):
     misses: list[Miss] = Field(description="Questions whose answer is not in the top k.")
 
 
-def evaluate_report(library: Library, corpus: Corpus, questions: Sequence[EvalQuestion], k: int = 3) -> EvalReport:
-    """Rank every question as context_search does and score where its answer lands."""
-    retriever = served(library, SECTIONS)
+def evaluate_report(live: LiveIndex, questions: Sequence[EvalQuestion], k: int = 3) -> EvalReport:
+    """Ask every question as `context_search` is asked (the same request, policy and checks
+    against the disk, `DEPTH` hits) and score where its answer lands."""
+    with live.view() as view:
+        files = set(view.corpus.files)
     hit1 = hitk = rr = 0.0
     misses: list[Miss] = []
     for q in questions:
-        found = retriever.retrieve(RetrievalRequest(q.text, max(DEPTH, k)))
+        found = answering.search(live, SearchRequest(query=q.text, k=max(DEPTH, k))).docs
         rank = next((i for i, d in enumerate(found, start=1) if is_hit(d, q)), None)
         hit1 += rank == 1
         hitk += rank is not None and rank <= k
         rr += 1.0 / rank if rank else 0.0
         if rank is None or rank > k:
             want = q.targets[0]
-            note = "no such file in the corpus" if want.path not in corpus.files else None
+            note = "no such file in the corpus" if want.path not in files else None
             top = [f"{d.unit.path} > {d.unit.heading} ({d.score:.2f})" for d in found[:k]]
             misses.append(
                 Miss(

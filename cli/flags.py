@@ -11,8 +11,7 @@ from cli.settings import DEFAULTS
 from cli.setup import CLIENTS
 from corpus.clients import BY_KEY, UNKNOWN
 from live.cache import default_dir
-from retrieval.render.hits import DEFAULT_DETAIL, DEFAULT_MAX_TOKENS, DETAILS
-from retrieval.search.answer import SECTIONS, WINDOWS
+from retrieval.search.answer import DEFAULT_DETAIL, DEFAULT_MAX_TOKENS, DETAILS, SECTIONS, WINDOWS
 
 
 def version() -> str:

@@ -39,7 +39,7 @@ from live.watch import WatchOptions
 from retrieval.engine.ranking import DEFAULT as DEFAULT_RANKING
 from retrieval.engine.ranking import Ranking
 from retrieval.render.briefing import INSTRUCTIONS_BUDGET_CHARS, PINNED_BUDGET_BYTES, pinned
-from retrieval.search.policy import DEADLINE_S
+from retrieval.search.answer import DEADLINE_S
 
 log = logging.getLogger("agents_context")
 

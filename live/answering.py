@@ -1,5 +1,6 @@
-"""Answering from the live index, for the MCP tools and the command line alike: one generation is
-searched under the view lock, its hits are checked against the disk, and the answer carries how
+"""Answering from the live index, for the MCP tools, the command line and `eval` alike: a
+`SearchRequest` is answered (`search`) and rendered (`answer`). One generation is searched under
+the view lock, its hits are checked against the disk, and the answer carries how
 fresh it is (a root whose files are still changing is named in `indexing`, `label:changing`, and
 the answer is marked partial); reads resolve a name in the snapshot and read the file from disk now. So
 `context_search` and `agents-context search` (and `read_context` and `agents-context read`) can
@@ -17,13 +18,35 @@ from corpus.errors import Missing, NotInCorpus
 from corpus.roots import Root
 from live.index import CATCH_UP_S, LiveIndex
 from live.store import View
+from retrieval.render.hits import Page, Rendered, render_context, render_docs
 from retrieval.search import reader
-from retrieval.search.answer import Answer, Freshness, Scope
-from retrieval.search.policy import DEADLINE_S
+from retrieval.search.answer import SECTIONS, Answer, Freshness, SearchKind, SearchRequest
 
 VERIFY_ROUNDS = 3
 """A search whose hits come from files that changed since they were indexed runs again, at most
 this many times in all."""
+
+
+def roots_of(live: LiveIndex, kind: SearchKind) -> list[Root]:
+    """The roots a search of `kind` covers: the `.AGENTS` roots for sections, every root for windows."""
+    return live.agents_roots if kind is SECTIONS else live.roots
+
+
+def unknown_root(live: LiveIndex, request: SearchRequest) -> str | None:
+    """Why the request's `root` cannot be searched (a label that names none of the roots it
+    covers), in one sentence; None when it can."""
+    roots = roots_of(live, request.kind)
+    if request.root is None or request.root in {r.label for r in roots}:
+        return None
+    which = ".AGENTS roots" if request.kind is SECTIONS else "roots"
+    return f"unknown root {request.root!r}; {which}: {', '.join(r.label for r in roots)}"
+
+
+def answer(live: LiveIndex, request: SearchRequest) -> Rendered:
+    """The request searched (`search`) and rendered within its budget: what every surface shows."""
+    found = search(live, request)
+    page = Page.of(request, found, live.library.tokenize)
+    return (render_context if request.kind is SECTIONS else render_docs)(request.query, found, page)
 
 
 def freshness(live: LiveIndex, view: View, roots: Sequence[Root]) -> Freshness:
@@ -38,16 +61,8 @@ def freshness(live: LiveIndex, view: View, roots: Sequence[Root]) -> Freshness:
     )
 
 
-def search(
-    live: LiveIndex,
-    query: str,
-    k: int,
-    offset: int,
-    scope: Scope,
-    roots: Sequence[Root],
-    deadline_s: float = DEADLINE_S,
-) -> Answer:
-    """Answer from one generation, then make sure no hit comes from a file that changed since
+def search(live: LiveIndex, request: SearchRequest) -> Answer:
+    """The request's page of hits from one generation, then make sure no hit comes from a file that changed since
     it was indexed (a deleted or edited file is re-checked and the search run again). The re-checks
     wait for updates and pause for files to hold still at most `CATCH_UP_S` in all: files that
     keep changing are answered from the last generation searched, their roots marked changing.
@@ -55,10 +70,11 @@ def search(
     The hits hold their text when answered: a docs file's lines are read from it (the index does
     not hold them) and checked against the digest it was indexed with; a hit whose file no longer
     has that content is left out, the file indexed again, and the search run again."""
+    roots = roots_of(live, request.kind)
     until = time.monotonic() + CATCH_UP_S
     for _ in range(VERIFY_ROUNDS):
         with live.view() as view:
-            found, moved = holding(view.policy.answer(query, k, offset, scope, view.corpus, deadline_s))
+            found, moved = holding(view.policy.answer(request, view.corpus))
             found = replace(found, freshness=freshness(live, view, roots))
         for path in moved:
             live.reread(path, until)

@@ -17,8 +17,9 @@ from pydantic import Field
 
 from corpus.catalog import Corpus
 from corpus.identity import file_uri
-from retrieval.render import briefing, hits
+from retrieval.render import briefing
 from retrieval.render.hits import MAX_MAX_TOKENS, MIN_MAX_TOKENS
+from retrieval.search import answer
 from retrieval.search.answer import SECTIONS, WINDOWS
 
 
@@ -322,7 +323,7 @@ MaxTokens = Annotated[
     ),
 ]
 Detail = Annotated[
-    hits.Detail,
+    answer.Detail,
     Field(description="paths (cheapest), snippets (best lines) or sections (whole text)."),
 ]
 Offset = Annotated[

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal, get_args
 
 from retrieval.render.grammar import (
     MAX_ATTRIBUTE_CHARS,
@@ -27,7 +26,17 @@ from retrieval.render.grammar import (
     with_status,
 )
 from retrieval.render.schema import Hit, LastUpdate, MatchedTerm, SearchResult, utc
-from retrieval.search.answer import Answer, Freshness, Method, Miss, clamp
+from retrieval.search.answer import (
+    DEFAULT_DETAIL,
+    DEFAULT_MAX_TOKENS,
+    Answer,
+    Detail,
+    Freshness,
+    Method,
+    Miss,
+    SearchRequest,
+    clamp,
+)
 from retrieval.search.policy import shorten
 from retrieval.search.retriever import RetrievedDocument
 from retrieval.text.query import Tokenize
@@ -36,19 +45,12 @@ CONTEXT_MISS = "no matching context for: {query}"
 DOCS_MISS = "(no results)"
 CONTEXT_PAST_END = "no more matching context for: {query} ({why})"
 DOCS_PAST_END = "(no more results: {why})"
-DEFAULT_MAX_TOKENS = 4000
 MIN_MAX_TOKENS, MAX_MAX_TOKENS = 200, 10_000
 SNIPPET_CHARS = 320
 SCORE_DIGITS = 4
 """Decimals of a structured hit's score (the text shows two): enough to order, not fifteen."""
 _LINE_CHARS = 160
 _NEAR_HEADING_CHARS = 160
-
-Detail = Literal["paths", "snippets", "sections"]
-"""What each hit shows: where it is (cheapest), its best lines, or its whole text. The one list of
-them: the tools' `detail` parameter, `agents-context search --detail` and `Page` all take it."""
-DETAILS: tuple[Detail, ...] = get_args(Detail)
-DEFAULT_DETAIL: Detail = "sections"
 
 
 def budget(max_tokens: int) -> int:
@@ -71,6 +73,21 @@ class Page:
     """The miss line, when not the search one (`context_for_path`)."""
     explain: bool = False
     """The structured result says why each hit matched (its terms and their shares of the score)."""
+
+    @classmethod
+    def of(cls, request: SearchRequest, found: Answer, tokenize: Tokenize | None) -> Page:
+        """How `request` shows what was `found`: its detail, its budget (within `MIN_MAX_TOKENS`
+        and `MAX_MAX_TOKENS`), its offset, and whether the generation it paged from moved on."""
+        fresh = found.freshness
+        moved = request.generation is not None and fresh is not None and request.generation != fresh.generation
+        return cls(
+            detail=request.detail,
+            max_tokens=budget(request.max_tokens),
+            offset=request.offset,
+            gen_changed=moved,
+            tokenize=tokenize,
+            explain=request.explain,
+        )
 
     @property
     def limit(self) -> int:

@@ -1,4 +1,5 @@
-"""What a search is asked (`SearchKind`, `Scope`) and the one typed result it produces (`Answer`,
+"""What a search is asked (`SearchRequest`, its `SearchKind` and `Scope`) and the one typed result
+it produces (`Answer`,
 with its `Freshness`, the `Method` that answered and, when nothing matched, the `Miss`): the text
 body and the structured content are both rendered from it."""
 
@@ -7,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import Literal, get_args
 
 from corpus.catalog import Change, CorpusFile
 from corpus.identity import split_display
@@ -79,6 +81,47 @@ class Miss(TextEnum):
 
 def clamp(value: int, low: int, high: int) -> int:
     return max(low, min(high, value))
+
+
+Detail = Literal["paths", "snippets", "sections"]
+"""What each hit shows: where it is (cheapest), its best lines, or its whole text. The one list of
+them: the tools' `detail` parameter, `agents-context search --detail` and `Page` all take it."""
+DETAILS: tuple[Detail, ...] = get_args(Detail)
+DEFAULT_DETAIL: Detail = "sections"
+DEFAULT_MAX_TOKENS = 4000
+DEADLINE_S = 5.0
+"""A search still running after this long answers with its best results so far (`--deadline-ms`)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SearchRequest:
+    """One search, as `context_search`, `search_docs`, `agents-context search` and `eval` ask for
+    it: what to search, and how to show what is found. The one type every surface builds; the
+    policy, the live index's answering and the rendering all read it."""
+
+    query: str
+    kind: SearchKind = SearchKind.SECTIONS
+    k: int | None = None
+    """Hits per page: the kind's default when None, else within its range (`SearchKind.clamp_k`)."""
+    offset: int = 0
+    path_prefix: str | None = None
+    root: str | None = None
+    """Only this root (a label)."""
+    detail: Detail = DEFAULT_DETAIL
+    max_tokens: int = DEFAULT_MAX_TOKENS
+    generation: int | None = None
+    """The generation the caller's previous page came from: the answer says if it moved on."""
+    explain: bool = False
+    """The structured result says why each hit matched."""
+    deadline_s: float = DEADLINE_S
+
+    @property
+    def scope(self) -> Scope:
+        return Scope(self.kind, self.path_prefix, self.root)
+
+    @property
+    def page_size(self) -> int:
+        return self.kind.clamp_k(self.k)
 
 
 @dataclass(frozen=True, slots=True)

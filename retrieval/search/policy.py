@@ -24,16 +24,13 @@ from retrieval.chunks.sections import INTRO
 from retrieval.chunks.units import Unit
 from retrieval.engine.index import BM25Index
 from retrieval.engine.library import Library
-from retrieval.search.answer import SECTIONS, Answer, Method, Miss, Scope, SearchKind
+from retrieval.search.answer import SECTIONS, Answer, Method, Miss, Scope, SearchKind, SearchRequest
 from retrieval.search.applies import applicable
 from retrieval.search.feedback import expansion
 from retrieval.search.links import LinkTo, links
 from retrieval.search.nearest import Candidate, Nearest, candidates, nearest
 from retrieval.search.retriever import BM25Retriever, RetrievalRequest, RetrievedDocument
 from retrieval.text.query import Query, looks_like_path, parse
-
-DEADLINE_S = 5.0
-"""A search still running after this long answers with its best results so far (`--deadline-ms`)."""
 
 SHOWN_CHARS = 200
 """Queries and phrases quoted back in messages are cut to this many characters (the budget must hold)."""
@@ -61,12 +58,11 @@ class Policy:
         not on every miss (on a 38k-file docs root building them is most of a second of CPU, and
         a search that hogs the interpreter slows the watcher's sweeps in other threads)."""
 
-    def answer(
-        self, query_text: str, k: int, offset: int, scope: Scope, corpus: Corpus, deadline_s: float = DEADLINE_S
-    ) -> Answer:
-        """Answer one search of `scope` within `deadline_s`: a page of hits with their links, or
-        the nearest headings and files."""
+    def answer(self, request: SearchRequest, corpus: Corpus) -> Answer:
+        """Answer one search within its deadline: a page of hits with their links, or the
+        nearest headings and files."""
         started = time.monotonic()
+        query_text, k, offset, scope = request.query, request.page_size, request.offset, request.scope
         library = self.library
         index = library.sections if scope.kind is SECTIONS else library.windows
         query = parse(query_text, library.tokenize)
@@ -90,17 +86,17 @@ class Policy:
         allow = scope.allows if scope.filtered else None
         retriever = self.retrievers[scope.kind]
         # One more than the page, to know whether a next page exists after copies and the floor.
-        deadline = started + deadline_s
-        request = RetrievalRequest(
+        deadline = started + request.deadline_s
+        asked = RetrievalRequest(
             query_text, want + 1, deadline=deadline, allow=allow, phrases=query.phrases, terms=query.terms
         )
         method = Method.PHRASE if query.phrases else Method.BM25
         reason: str | None = None
-        result = retriever.search(request)
+        result = retriever.search(asked)
         if not result.docs and query.phrases and not result.partial:
             method = Method.BM25_RELAXED
             reason = _relaxed_reason(query, scope)
-            result = retriever.search(replace(request, phrases=()))
+            result = retriever.search(replace(asked, phrases=()))
         if result.docs:
             page = _page(result.docs, offset, k, method, reason, result.candidates, partial=result.partial)
             return _done(page, started, query, corpus)

@@ -10,6 +10,7 @@ from pathlib import Path
 from cli import commands
 from corpus.roots import make_roots
 from live.index import LiveIndex
+from retrieval.search.answer import SearchRequest
 from tests.cli.support import as_json, screen
 from tests.helpers import cli
 
@@ -87,7 +88,7 @@ def test_terminal_rendering_is_rich(agents: Path, tmp_path: Path) -> None:
     questions.write_text(json.dumps({"question": "kubernetes", "expected_path": "deploy.md"}) + "\n")
     live = LiveIndex(make_roots([agents]))
     outputs = {
-        "search": commands.run_search(live, "zebra"),
+        "search": commands.run_search(live, SearchRequest(query="zebra")),
         "read": commands.run_read(live, "deploy.md#rollback"),
         "outline": commands.run_outline(live),
         "status": commands.run_status(live),

@@ -11,7 +11,7 @@ from corpus.errors import NotInCorpus
 from corpus.roots import RootKind, make_roots
 from live.answering import now, read, search
 from live.index import LiveIndex
-from retrieval.search.answer import SECTIONS, WINDOWS, Answer, Scope
+from retrieval.search.answer import WINDOWS, Answer, SearchRequest
 from tests.conftest import DEPLOY, SECURITY
 
 TREE = {
@@ -33,7 +33,7 @@ def live(agents: Path) -> LiveIndex:
 
 
 def ask(live: LiveIndex, query: str, k: int = 5) -> Answer:
-    return search(live, query, k, 0, Scope(SECTIONS), live.roots)
+    return search(live, SearchRequest(query=query, k=k))
 
 
 def hits(answer: Answer) -> list[str]:
@@ -86,12 +86,12 @@ def test_a_deleted_files_hit_is_not_served(live: LiveIndex, agents: Path) -> Non
 
 
 def test_a_deleted_files_hit_gives_way_to_the_hits_that_remain(live: LiveIndex, agents: Path) -> None:
-    answer = search(live, "setup", 5, 0, Scope(WINDOWS), live.roots)
+    answer = search(live, SearchRequest(query="setup", kind=WINDOWS, k=5))
     assert [d.unit.path for d in answer.docs] == [".AGENTS/security.md"]
     (agents / "api-setup.md").write_text("# API setup\n\nsetup setup\n")
     live.sweep(live.roots[0])
     (agents / "security.md").unlink()
-    answer = search(live, "setup", 5, 0, Scope(WINDOWS), live.roots)
+    answer = search(live, SearchRequest(query="setup", kind=WINDOWS, k=5))
     assert [d.unit.path for d in answer.docs] == [".AGENTS/api-setup.md"]
 
 
@@ -166,7 +166,7 @@ def with_docs(agents: Path, make_tree: Callable[..., Path]) -> tuple[LiveIndex, 
 
 
 def ask_docs(live: LiveIndex, query: str) -> Answer:
-    return search(live, query, 5, 0, Scope(WINDOWS), live.roots)
+    return search(live, SearchRequest(query=query, kind=WINDOWS, k=5))
 
 
 def test_the_index_holds_no_docs_text_and_answers_hold_the_lines_read_from_the_file(

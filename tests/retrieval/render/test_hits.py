@@ -14,8 +14,18 @@ from mcp import Client
 
 from corpus.catalog import Change
 from retrieval.chunks.units import Unit
-from retrieval.render.hits import DETAILS, Detail, Page, render_context, render_docs
-from retrieval.search.answer import SECTIONS, WINDOWS, Answer, Freshness, Method, Miss, Scope
+from retrieval.render.hits import Page, render_context, render_docs
+from retrieval.search.answer import (
+    DETAILS,
+    SECTIONS,
+    WINDOWS,
+    Answer,
+    Detail,
+    Freshness,
+    Method,
+    Miss,
+    SearchRequest,
+)
 from retrieval.search.nearest import Nearest
 from retrieval.search.policy import Policy
 from retrieval.search.retriever import RetrievedDocument
@@ -367,8 +377,9 @@ def test_no_answer_exceeds_its_budget(
     corpus, library = library_for(root)
     fresh = Freshness(7, time.time(), Change(changed=frozenset({".AGENTS/f0.md"}), at=1.0))
     policy = Policy(library)
-    for scope, render in ((Scope(SECTIONS, prefix), render_context), (Scope(WINDOWS, prefix), render_docs)):
-        found = replace(policy.answer(q, 20, offset, scope, corpus), freshness=fresh)
+    for kind, render in ((SECTIONS, render_context), (WINDOWS, render_docs)):
+        request = SearchRequest(query=q, kind=kind, k=20, offset=offset, path_prefix=prefix)
+        found = replace(policy.answer(request, corpus), freshness=fresh)
         page = Page(detail=detail, max_tokens=max_tokens, offset=offset, gen_changed=True, tokenize=tokenize)
         text = render(q, found, page).text
         assert len(text) <= max_tokens * 4, (found.method, len(text))
