@@ -163,7 +163,6 @@ class Watcher:
         the watcher ends or fails, or a root comes or goes, rescan and start a fresh one."""
         polling = self.options.force_polling
         present = self._present()
-        self._settled = False
         try:
             while not stop.is_set():
                 if not present:
@@ -184,7 +183,6 @@ class Watcher:
                     if not recursive and isinstance(exc, FileNotFoundError):
                         await self._report(None)  # a folder went before its watch began: walk, then replan
                         if watch_plan(present)[0] != paths:
-                            self._settled = False
                             continue
                     polling = await self._failed(exc, polling, stop)
                 if stop.is_set():
@@ -202,6 +200,9 @@ class Watcher:
         when only the set of folders to watch changed (a replan, no failure)."""
         identities = _identities(present)
         options = self.options
+        # Every watcher, the first or one started after a restart or a replan, rescans at its first
+        # report: a file written after the last rescan but before this watch began sends no event.
+        self._settled = False
         async for changes in self.factory(
             *paths,
             watch_filter=watch_filter,
@@ -231,8 +232,7 @@ class Watcher:
             if _root_deleted(changes, present) or _identities(present) != identities:
                 return False
             if not recursive and watch_plan(present)[0] != paths:
-                self._settled = False  # a folder came or went: watch the new set
-                return True
+                return True  # a folder came or went: watch the new set
         return False
 
     async def _walk_poll(self, present: list[Root], stop: anyio.Event) -> None:

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from mcp import Client
+from watchfiles import Change
 
 from live.index import LiveIndex
 from server import create_server
 from tests.conftest import write_tree
-from tests.helpers import eventually
+from tests.helpers import eventually, make_server
 from tests.projects import REPO_FILES, parse
 
 pytestmark = pytest.mark.anyio
@@ -91,3 +93,34 @@ async def test_a_polled_project_is_walked_not_polled_file_by_file(tmp_path: Path
         (repo / "CLAUDE.md").unlink()
         await eventually(lambda: "shop/CLAUDE.md" not in server.app.live.corpus.files)
     assert started == []
+
+
+async def test_a_file_written_as_a_restarted_watcher_starts_is_found(tmp_path: Path) -> None:
+    """The watcher dies and is restarted; a file is written after the restart's rescan but before
+    the new watch begins, so it sends no event: the new watcher's first report rescans, and finds it."""
+    from watchfiles import awatch
+
+    agents = write_tree(tmp_path / ".AGENTS", {"overview.md": "# Overview\n\nthe project\n"})
+    docs = write_tree(tmp_path / "docs", {"guide.md": "# Guide\n\nthe okapi manual\n"})
+    starts: list[tuple[str, ...]] = []
+
+    async def dies_once(*paths: str, **kwargs: Any) -> AsyncIterator[set[tuple[Change, str]]]:
+        starts.append(paths)
+        if len(starts) == 1:
+            async for changes in awatch(*paths, **kwargs):
+                yield changes
+                raise RuntimeError("the watcher died")
+        (docs / "between.md").write_text("# Between\n\nthe quokka, written as the watch begins\n")
+        async for changes in awatch(*paths, **kwargs):
+            yield changes
+
+    server = make_server(agents, [docs], watch_factory=dies_once)
+
+    def indexed() -> set[str]:
+        with server.app.live.view() as view:
+            return set(view.corpus.files)
+
+    async with Client(server):
+        await eventually(lambda: len(starts) == 2 and server.app.watcher.healthy, timeout=30)
+        await eventually(lambda: "docs/between.md" in indexed())
+        assert server.app.watcher.restarts == 1
