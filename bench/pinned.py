@@ -84,7 +84,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for label, searched in (("before (pinned not searched)", False), ("now (pinned searched)", True)):
             retriever = served(library(corpus, searched), SECTIONS)
             for q in questions:
-                found = [d.unit for d in retriever.retrieve(RetrievalRequest(q.text, DEPTH))]
+                found = [d.unit for d in retriever.search(RetrievalRequest(q.text, DEPTH)).docs]
                 group = "answer in a pinned file" if q.expected[0] in pinned else "answer in another file"
                 rows.setdefault((label, group), []).append(section_rank(found, q))
                 rows.setdefault((label, "all"), []).append(section_rank(found, q))

@@ -178,9 +178,9 @@ def run_markdown(dev: MarkdownDev, ranking: Ranking, questions: Sequence[Questio
         runs.section_of.update({(u.path, u.heading or ""): u for u in sections})
         okapi_s, okapi_w = Okapi(sections, ranking.tokenize), Okapi(windows, ranking.tokenize)
         for q in asked:
-            found = served(library, SECTIONS).retrieve(RetrievalRequest(q.text, SECTION_DEPTH))
+            found = served(library, SECTIONS).search(RetrievalRequest(q.text, SECTION_DEPTH)).docs
             runs.ours_sections[q.text] = [d.unit for d in found]
-            found = served(library, WINDOWS).retrieve(RetrievalRequest(q.text, 3))
+            found = served(library, WINDOWS).search(RetrievalRequest(q.text, 3)).docs
             runs.ours_windows[q.text] = [d.unit for d in found]
             runs.okapi_sections[q.text] = [u for u, _ in okapi_s.search(q.text, SECTION_DEPTH)]
             runs.okapi_windows[q.text] = [u for u, _ in okapi_w.search(q.text, 3)]
@@ -191,7 +191,7 @@ def distractors(dev: MarkdownDev, ranking: Ranking, floors: Sequence[float]) -> 
     """The distractor test: both docs folders in one index; for each question, how many
     of the top 3 come from the other folder, and what a relative score floor does about it."""
     library = markdown_library(list(dev.roots.values()), ranking.but(score_floor=0.0))
-    found = {q.text: served(library, SECTIONS).retrieve(RetrievalRequest(q.text, 3)) for q in dev.questions}
+    found = {q.text: served(library, SECTIONS).search(RetrievalRequest(q.text, 3)).docs for q in dev.questions}
     rows = [
         "| score floor | section hit@3 | hits shown per question | from the other folder |",
         "|---|---|---|---|",
@@ -223,7 +223,7 @@ def run_collection(collection: Collection, ranking: Ranking, qids: Sequence[str]
     theirs: Run = {}
     for qid in qids:
         text = collection.queries[qid]
-        found = served(library, SECTIONS).retrieve(RetrievalRequest(text, RUN_DEPTH))
+        found = served(library, SECTIONS).search(RetrievalRequest(text, RUN_DEPTH)).docs
         ours[qid] = {d.unit.uri: d.score for d in found}
         theirs[qid] = {u.uri: s for u, s in okapi.search(text, RUN_DEPTH)}
     return ours, theirs

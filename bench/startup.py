@@ -63,7 +63,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     with live.view() as view:
         retriever = view.policy.retrievers[WINDOWS]
         answer = render_docs(
-            args.query, Answer(docs=retriever.retrieve(RetrievalRequest(args.query, 5)), method=Method.BM25)
+            args.query, Answer(docs=retriever.search(RetrievalRequest(args.query, 5)).docs, method=Method.BM25)
         )
     t3 = time.perf_counter()
     partial = bool(live.building)

@@ -29,7 +29,7 @@ from retrieval.search.applies import applicable
 from retrieval.search.feedback import expansion
 from retrieval.search.links import LinkTo, links
 from retrieval.search.nearest import Candidate, Nearest, candidates, nearest
-from retrieval.search.retriever import BM25Retriever, RetrievalRequest, RetrievedDocument
+from retrieval.search.retriever import BM25Retriever, RetrievalRequest, RetrievedDocument, Retriever
 from retrieval.text.query import Query, looks_like_path, parse
 
 SHOWN_CHARS = 200
@@ -52,7 +52,7 @@ class Policy:
 
     def __init__(self, library: Library) -> None:
         self.library = library
-        self.retrievers = {kind: served(library, kind) for kind in SearchKind}
+        self.retrievers: dict[SearchKind, Retriever] = {kind: served(library, kind) for kind in SearchKind}
         self._pools: dict[tuple[object, ...], list[Candidate]] = {}
         """Nearest-list candidates by scope and index generations: built once after a change,
         not on every miss (on a 38k-file docs root building them is most of a second of CPU, and

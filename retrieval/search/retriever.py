@@ -65,20 +65,6 @@ class RetrievedDocument:
         return self.unit.path
 
 
-class Partial(Exception):
-    """The deadline passed: these are the best results so far."""
-
-    def __init__(self, docs: list[RetrievedDocument]) -> None:
-        super().__init__(f"deadline passed with {len(docs)} results")
-        self.docs = docs
-
-
-class Retriever(Protocol):
-    """Given a request, the relevant documents, best first (possibly none)."""
-
-    def retrieve(self, request: RetrievalRequest) -> list[RetrievedDocument]: ...
-
-
 Expander = Callable[[BM25Index[Unit], Sequence[str]], tuple[Sequence[str], Sequence[float]]]
 """Query expansion: (index, query terms) -> (terms, weights)."""
 
@@ -91,6 +77,14 @@ class Found:
     docs: list[RetrievedDocument]
     candidates: int
     partial: bool = False
+
+
+class Retriever(Protocol):
+    """What the policy searches one index through: given a request, the relevant documents, best
+    first (possibly none), and whether the deadline cut the search short. `BM25Retriever` is the
+    one the tools use; another kind (embeddings, a remote engine) would plug in here."""
+
+    def search(self, request: RetrievalRequest) -> Found: ...
 
 
 class BM25Retriever:
@@ -133,12 +127,6 @@ class BM25Retriever:
         self.tokenize = tokenize
         self.score_floor = score_floor
         self.expand = expand
-
-    def retrieve(self, request: RetrievalRequest) -> list[RetrievedDocument]:
-        found = self.search(request)
-        if found.partial:
-            raise Partial(found.docs)
-        return found.docs
 
     def search(self, request: RetrievalRequest) -> Found:
         """The documents, how many units matched, and whether the deadline cut the search short.

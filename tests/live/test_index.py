@@ -207,7 +207,7 @@ def test_verify_catches_edits_and_deletions_behind_hits(make_tree: Callable[...,
     agents = make_tree({"a.md": "# A\n"})
     live = LiveIndex(make_roots([agents], [docs]))
     with live.view() as view:
-        hits = served(view.library, WINDOWS).retrieve(RetrievalRequest("unique word", 5))
+        hits = served(view.library, WINDOWS).search(RetrievalRequest("unique word", 5)).docs
     (docs / "guide.md").unlink()
     (docs / "other.md").write_text("# Other\n\nreplaced\n")
     assert live.verify(d.unit for d in hits) is True
@@ -219,7 +219,7 @@ def test_verify_tells_hits_whose_file_another_update_changed_meanwhile(make_tree
     docs = make_tree({"guide.md": "# Guide\n\nunique-word here\n"}, "docs")
     live = LiveIndex(make_roots([make_tree({"a.md": "# A\n"})], [docs]))
     with live.view() as view:
-        hits = served(view.library, WINDOWS).retrieve(RetrievalRequest("unique word", 5))
+        hits = served(view.library, WINDOWS).search(RetrievalRequest("unique word", 5)).docs
         generation = view.generation
     (docs / "guide.md").write_text("# Guide\n\nreplaced\n")
     live.sweep(live.roots[1])  # the watcher, say, between the search and its check
@@ -372,7 +372,7 @@ def test_a_call_waits_for_a_busy_root_only_until_its_budget_is_spent(make_tree: 
         waited = time.monotonic() - started
         assert ranked(live, "alpha") and live.changing(live.roots) == [".AGENTS:changing"]
         with live.view() as view:
-            hits = served(view.library, WINDOWS).retrieve(RetrievalRequest("alpha", 5))
+            hits = served(view.library, WINDOWS).search(RetrievalRequest("alpha", 5)).docs
         assert live.verify((d.unit for d in hits), live.generation, time.monotonic() + 0.1) is True  # stale, unfixed
     assert waited < 5.0  # generous: the budget is 0.1 s (it waited as long as the other update before)
     live.catch_up(lambda _: True)

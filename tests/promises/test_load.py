@@ -74,7 +74,7 @@ def churn(root: Path, ops: int, seed: int, state: Churn) -> None:
 
 def ranked(live: LiveIndex, query: str) -> list[tuple[str, float]]:
     with live.view() as view:
-        docs = served(view.library, SECTIONS).retrieve(RetrievalRequest(query, 1000))
+        docs = served(view.library, SECTIONS).search(RetrievalRequest(query, 1000)).docs
     return [(d.id, d.score) for d in docs]
 
 

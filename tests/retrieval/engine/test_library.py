@@ -27,22 +27,22 @@ def test_sections_search_only_unpinned_agents_files_and_windows_search_everythin
     sections: Retriever = served(library, SECTIONS)
     windows: Retriever = served(library, WINDOWS)
 
-    found = sections.retrieve(RetrievalRequest("deploy pipeline", k=5))
+    found = sections.search(RetrievalRequest("deploy pipeline", k=5)).docs
     assert [(d.source, d.unit.heading) for d in found] == [
         (".AGENTS/deploy.md", "Deploy"),
         (".AGENTS/overview.md", "Overview"),
     ]
     assert found[0].content == "# Deploy\nThe deploy pipeline runs on green builds."
 
-    paths = [d.source for d in windows.retrieve(RetrievalRequest("deploy", k=5))]
+    paths = [d.source for d in windows.search(RetrievalRequest("deploy", k=5)).docs]
     assert sorted(paths) == [".AGENTS/deploy.md", ".AGENTS/overview.md", "docs/guide.md"]
-    assert windows.retrieve(RetrievalRequest("deploy", k=5))[0].id.endswith("#0")
+    assert windows.search(RetrievalRequest("deploy", k=5)).docs[0].id.endswith("#0")
 
 
 def test_updating_a_file_replaces_its_units(make_tree: Callable[..., Path]) -> None:
     library = index_corpus(load(make_roots([make_tree({"a.md": "# A\nalpha\n"})])))
     library.apply({".AGENTS/a.md": library.prepare(".AGENTS/a.md", "agents://a.md", "# A\nomega\n", True)})
-    assert served(library, SECTIONS).retrieve(RetrievalRequest("alpha")) == []
-    assert len(served(library, SECTIONS).retrieve(RetrievalRequest("omega"))) == 1
+    assert served(library, SECTIONS).search(RetrievalRequest("alpha")).docs == []
+    assert len(served(library, SECTIONS).search(RetrievalRequest("omega")).docs) == 1
     library.apply({".AGENTS/a.md": None})
-    assert served(library, WINDOWS).retrieve(RetrievalRequest("omega")) == []
+    assert served(library, WINDOWS).search(RetrievalRequest("omega")).docs == []

@@ -26,10 +26,10 @@ def test_rm3_feedback_finds_a_section_through_its_neighbours_words(make_tree: Ca
     corpus = load(make_roots([agents]))
     plain = index_corpus(corpus, Library(DEFAULT.but(score_floor=0.0)))
     expanded = index_corpus(corpus, Library(DEFAULT.but(score_floor=0.0, feedback=True)))
-    assert [d.source for d in served(plain, SECTIONS).retrieve(RetrievalRequest("rollback", k=5))] == [
+    assert [d.source for d in served(plain, SECTIONS).search(RetrievalRequest("rollback", k=5)).docs] == [
         ".AGENTS/a.md",
         ".AGENTS/b.md",
     ]
-    found = [d.source for d in served(expanded, SECTIONS).retrieve(RetrievalRequest("rollback", k=5))]
+    found = [d.source for d in served(expanded, SECTIONS).search(RetrievalRequest("rollback", k=5)).docs]
     assert found[:2] == [".AGENTS/a.md", ".AGENTS/b.md"]  # the original terms still lead
     assert found[2:] == [".AGENTS/c.md"]  # "kill switch" came from the first two hits

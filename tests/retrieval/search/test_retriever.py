@@ -15,7 +15,7 @@ from retrieval.engine.library import Library, index_corpus
 from retrieval.engine.ranking import DEFAULT, PLAIN
 from retrieval.search.answer import SECTIONS, WINDOWS
 from retrieval.search.policy import served
-from retrieval.search.retriever import BM25Retriever, Partial, RetrievalRequest
+from retrieval.search.retriever import BM25Retriever, RetrievalRequest
 from tests.retrieval.engine.support import explained_from_text
 
 FILLER = "alpha beta gamma delta epsilon zeta theta iota kappa lambda"
@@ -53,7 +53,7 @@ def test_scores_are_bm25f_plus_the_reference_bonus_on_the_top_hits(make_tree: Ca
     first = {h.payload.id: h.score for h in index.search(terms, 10)}
     idf = {t: index.idf(t) for t in dict.fromkeys(terms)}
     body = index.fields[0]
-    found = served(library, SECTIONS).retrieve(RetrievalRequest(query, k=10))
+    found = served(library, SECTIONS).search(RetrievalRequest(query, k=10)).docs
     assert len(found) == len(first) == 4
     for doc in found:
         tokens = library.tokenize(doc.content)
@@ -72,7 +72,7 @@ def test_words_close_together_outrank_the_same_words_far_apart(make_tree: Callab
     corpus = load(make_roots([make_tree({"far.md": files["far.md"], "near.md": files["near.md"]})]))
 
     def order(ranking_library: Library) -> list[str]:
-        found = served(ranking_library, SECTIONS).retrieve(RetrievalRequest("server does not exit", k=5))
+        found = served(ranking_library, SECTIONS).search(RetrievalRequest("server does not exit", k=5)).docs
         return [d.source for d in found]
 
     # The same words in texts of the same length: BM25F ties them and breaks the tie by path.
@@ -89,7 +89,7 @@ def test_only_the_rerank_depth_is_rescored_and_the_ranking_stays_in_score_order(
     corpus = load(make_roots([make_tree(corpus_files())]))
     library = index_corpus(corpus, Library(DEFAULT.but(score_floor=0.0, rerank_depth=2)))
     first = library.sections.search(library.tokenize("server does not exit"), 10)
-    found = served(library, SECTIONS).retrieve(RetrievalRequest("server does not exit", k=10))
+    found = served(library, SECTIONS).search(RetrievalRequest("server does not exit", k=10)).docs
     rescored = {h.payload.id for h in first[:2]}
     for doc in found:
         if doc.id not in rescored:
@@ -102,7 +102,7 @@ def test_the_plain_configuration_has_no_proximity_stage(make_tree: Callable[...,
     library = index_corpus(load(make_roots([make_tree(corpus_files())])), Library(PLAIN))
     terms = library.tokenize("server does not exit")
     expected = [(h.payload.id, h.score) for h in library.sections.search(terms, 10)]
-    found = served(library, SECTIONS).retrieve(RetrievalRequest("server does not exit", k=10))
+    found = served(library, SECTIONS).search(RetrievalRequest("server does not exit", k=10)).docs
     assert [(d.id, d.score) for d in found] == expected
     assert PLAIN.proximity == 0.0 and DEFAULT.proximity > 0
 
@@ -117,10 +117,9 @@ def test_the_rerank_stops_at_the_deadline(make_tree: Callable[..., Path]) -> Non
 
     retriever = BM25Retriever(library.sections, counting, proximity=DEFAULT.proximity, depth=DEFAULT.rerank_depth)
     expired = RetrievalRequest("server does not exit", k=3, deadline=time.monotonic() - 1)
-    with pytest.raises(Partial):
-        retriever.retrieve(expired)
+    assert retriever.search(expired).partial
     assert seen == ["server does not exit"]  # the query only: no candidate was re-tokenized
-    found = retriever.retrieve(RetrievalRequest("server does not exit", k=3, deadline=time.monotonic() + 60))
+    found = retriever.search(RetrievalRequest("server does not exit", k=3, deadline=time.monotonic() + 60)).docs
     assert len(found) == 3 and len(seen) > 1
 
 
@@ -132,15 +131,15 @@ def test_scores_do_not_depend_on_the_order_files_were_indexed(make_tree: Callabl
         f = corpus.files[path]
         two.apply({path: two.prepare(f.path, f.uri, f.text, f.searchable)})
     for query in ("server does not exit", "exit server", "stdin server exit"):
-        a = served(one, SECTIONS).retrieve(RetrievalRequest(query, k=5))
-        b = served(two, SECTIONS).retrieve(RetrievalRequest(query, k=5))
+        a = served(one, SECTIONS).search(RetrievalRequest(query, k=5)).docs
+        b = served(two, SECTIONS).search(RetrievalRequest(query, k=5)).docs
         assert [(d.id, d.score, d.proximity) for d in a] == [(d.id, d.score, d.proximity) for d in b]
 
 
 def test_an_empty_answer_is_success_not_an_error(make_tree: Callable[..., Path]) -> None:
     library = index_corpus(load(make_roots([make_tree({"a.md": "# A\nalpha\n"})])))
-    assert served(library, SECTIONS).retrieve(RetrievalRequest("zeta", k=3)) == []
-    assert served(library, SECTIONS).retrieve(RetrievalRequest("the of and", k=3)) == []
+    assert served(library, SECTIONS).search(RetrievalRequest("zeta", k=3)).docs == []
+    assert served(library, SECTIONS).search(RetrievalRequest("the of and", k=3)).docs == []
 
 
 def numbered_lines(n_lines: int, marked: set[int]) -> str:
@@ -154,7 +153,7 @@ def test_search_docs_never_returns_two_overlapping_windows(make_tree: Callable[.
     library = index_corpus(load(make_roots([make_tree({"a.md": numbered_lines(100, {46, 47, 48})})])))
     raw = library.windows.search(library.tokenize("zebra"), 5)
     assert [h.payload.chunk_id for h in raw] == [0, 1]  # both windows match...
-    found = served(library, WINDOWS).retrieve(RetrievalRequest("zebra", k=5))
+    found = served(library, WINDOWS).search(RetrievalRequest("zebra", k=5)).docs
     assert [d.unit.chunk_id for d in found] == [0]  # ...but the same lines are shown once
 
 
@@ -172,7 +171,7 @@ def test_near_copies_with_the_same_heading_are_shown_once(make_tree: Callable[..
     )
     library = index_corpus(load(make_roots([agents])))
     assert len(library.sections.search(library.tokenize("sigterm sigkill"), 5)) == 3
-    found = served(library, SECTIONS).retrieve(RetrievalRequest("sigterm sigkill", k=5))
+    found = served(library, SECTIONS).search(RetrievalRequest("sigterm sigkill", k=5)).docs
     assert [(d.source, d.unit.heading) for d in found] == [
         (".AGENTS/v1/stdio.md", "Shutdown"),
         (".AGENTS/x.md", "Signals"),
@@ -190,7 +189,7 @@ def test_the_score_floor_drops_weak_hits_but_never_the_best(make_tree: Callable[
 
     def search(floor: float) -> list[tuple[str, float]]:
         retriever = served(index_corpus(corpus, Library(DEFAULT.but(score_floor=floor))), SECTIONS)
-        return [(d.source, d.score) for d in retriever.retrieve(RetrievalRequest("rollback switch", k=5))]
+        return [(d.source, d.score) for d in retriever.search(RetrievalRequest("rollback switch", k=5)).docs]
 
     scores = {floor: search(floor) for floor in (0.0, 0.3, 1.0)}
     (best, top), (weak, low) = scores[0.0]
@@ -214,6 +213,5 @@ def test_phrases_are_checked_in_score_order_and_the_deadline_is_honoured(make_tr
     assert [d.source for d in found.docs] == [".AGENTS/a.md"] and not found.partial
     assert found.candidates == 2  # both hold the words; only one holds the phrase
     expired = RetrievalRequest("watch filter", k=5, deadline=time.monotonic() - 1, phrases=(phrase,))
-    with pytest.raises(Partial) as caught:
-        retriever.retrieve(expired)
-    assert caught.value.docs == []
+    cut = retriever.search(expired)
+    assert cut.partial and cut.docs == []
