@@ -77,7 +77,9 @@ SWITCH_INTERVAL_S = 0.0005
 @dataclass(slots=True)
 class App:
     """Everything one server holds: its settings, the live index, the watcher, and the clients
-    to notify. Every tool, resource and the lifespan reach the state through it."""
+    to notify. Every tool, resource and the lifespan reach the state through it. Only a few
+    process-wide caches live outside it, each keyed by what it was computed from or checked
+    before use (docs/architecture.md, "What `App` does not hold")."""
 
     settings: Settings
     live: LiveIndex

@@ -1,5 +1,8 @@
 """Handshake-era clients (protocol 2025-11-25 and before: Claude Desktop, the Inspector): what
-MCPServer does not give them by itself. Every use of an SDK internal is here.
+MCPServer does not give them by itself. Most of the SDK internals the server uses are here
+(`MCPServer._lowlevel_server`, `ServerSession._connection`); the others are `_tool_manager` in
+`server.py` and `_lowlevel_server` again in `protocol/frames.py` (docs/development.md,
+"Dependencies", lists them all).
 
 - `resources.listChanged` is advertised (the SDK's initialize result says false);
 - `resources/subscribe` and `unsubscribe` are served (MCPServer serves only the 2026-07-28
