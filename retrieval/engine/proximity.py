@@ -14,7 +14,7 @@ other term's idf over d squared. Each term then adds
 (the body field's b and length), saturated like a term frequency. The retriever multiplies the
 sum by `Ranking.proximity` and adds it to the BM25F score of the `Ranking.rerank_depth` best
 first-stage hits only, reading just the query terms' positions in those from the index's stored
-text (`Postings.occurrences`), so the cost is bounded whatever the corpus size. The bonus is never
+text (`BM25Index.occurrences`), so the cost is bounded whatever the corpus size. The bonus is never
 negative, so the re-scored hits stay above the rest of the ranking and the whole list stays in
 score order.
 """

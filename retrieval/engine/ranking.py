@@ -42,7 +42,7 @@ class Ranking:
     """Weight of the term proximity bonus (`retrieval.engine.proximity`, BM25TP) given to the
     `rerank_depth` best BM25F hits for query words found close together (0: off)."""
     rerank_depth: int = 30
-    """How many of the best BM25F hits the proximity stage re-tokenizes and re-scores."""
+    """How many of the best BM25F hits the proximity stage re-scores (from their stored terms)."""
     score_floor: float = 0.3
     """Drop hits scoring below this fraction of the best hit's score (0: keep every positive)."""
     feedback: bool = False
