@@ -3,8 +3,8 @@
 
 The request carries per-call options (`k`, a deadline, filters, phrases that must match), because
 our tools are per-call. Errors raise; they are never encoded in the result. A retriever that runs
-out of time raises `Partial` with the best results it has: on a timeout the tools answer with
-partial results (`partial=1`) rather than fail (docs/retrieval.md, "The deadline").
+out of time returns the best results it has, with `Found.partial` set: on a timeout the tools
+answer with partial results (`partial=1`) rather than fail (docs/retrieval.md, "The deadline").
 """
 
 from __future__ import annotations
@@ -92,10 +92,10 @@ class BM25Retriever:
     filter never starves the top k.
 
     Quoted phrases: the engine keeps only units holding every word of every phrase (postings, no
-    positions), then this checks the phrases themselves by re-tokenizing the candidates, in score
-    order and only as far as the `k` it needs, and stops at the request's deadline with what it
-    has (`Partial`). The index stores no positions on purpose: they would roughly double its
-    memory for a feature few queries use.
+    positions), then this checks the phrases themselves against the candidates' stored terms
+    (`BM25Index.text`), in score order and only as far as the `k` it needs, and stops at the
+    request's deadline with what it has (`Found.partial`). The postings hold no positions on
+    purpose: they would roughly double the index's memory for a feature few queries use.
 
     It never returns the same text twice (the model would read, and pay for, it twice): a unit
     that overlaps a better one of the same file, or is a near copy of a better one with the same
@@ -105,9 +105,10 @@ class BM25Retriever:
     against another folder's pages, is in docs/quality.md, "What the defaults are, and why"); the
     best hit always stays.
 
-    With a `proximity` weight, the `depth` best units of the engine's ranking are re-tokenized and
-    gain a bonus for query words that occur close together (`retrieval.engine.proximity`) before copies
-    are skipped and the floor applies; the query's own words count, not those an `expand` added.
+    With a `proximity` weight, the `depth` best units of the engine's ranking gain a bonus for
+    query words that occur close together (`retrieval.engine.proximity`), read from their stored
+    terms (`BM25Index.occurrences`), before copies are skipped and the floor applies; the query's
+    own words count, not those an `expand` added.
     """
 
     def __init__(
