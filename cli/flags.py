@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 from importlib import metadata
 from pathlib import Path
 
@@ -346,5 +348,9 @@ def show_help() -> int:
     """`agents-context --help`: the commands, then every flag of the default one (serve)."""
     parser = build_parser()
     serve = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices["serve"]
-    print(parser.format_help() + "\n" + serve.format_help())  # noqa: T201 - the help text
+    try:
+        print(parser.format_help() + "\n" + serve.format_help())  # noqa: T201 - the help text
+        sys.stdout.flush()
+    except BrokenPipeError:  # `agents-context --help | head`: the reader left, which is fine
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
