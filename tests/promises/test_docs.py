@@ -176,3 +176,30 @@ def test_the_link_checker_sees_the_links() -> None:
     assert len(from_readme) >= len(list(DOCS.glob("*.md")))
     assert "what-is-escaped" in anchors(CONTRACTS)
     assert anchors("## `agents-context eval`: does it?\n## A\n## A\n") == {"agents-context-eval-does-it", "a", "a-1"}
+
+
+def _package_sections() -> dict[str, str]:
+    """docs/architecture.md's text about each package: from its `### `pkg/`` heading to the next
+    heading of that level (the protocol/cli section holds both)."""
+    text = (DOCS / "architecture.md").read_text(encoding="utf-8")
+    parts = re.split(r"^### ", text, flags=re.MULTILINE)
+    sections: dict[str, str] = {}
+    for part in parts[1:]:
+        for package in re.findall(r"`(\w+)/`", part.split("\n", 1)[0]):
+            sections[package] = part
+    return sections
+
+
+@pytest.mark.parametrize("package", ["corpus", "retrieval", "live", "protocol", "cli"])
+def test_the_architecture_map_lists_every_module_of_a_package_and_no_other(package: str) -> None:
+    """docs/architecture.md is the map: each package's section names every module the package
+    has (retrieval's under their stage), and every module it names exists there."""
+    section = _package_sections()[package]
+    own = f"`{package}/`:\n"
+    if own in section:  # a section of two packages: each has its table after its own name
+        section = section.split(own, 1)[1].lstrip("\n").split("\n\n", 1)[0]
+    table = "\n".join(line for line in section.splitlines() if line.startswith("|"))
+    modules = {p.name for p in (REPO / package).rglob("*.py") if p.name != "__init__.py"}
+    named = set(re.findall(r"`(\w+\.py)`", table)) - {"server.py"}
+    assert modules - named == set(), f"modules of {package}/ not on the map"
+    assert named - modules == set(), f"the map names modules {package}/ does not have"
