@@ -1,6 +1,6 @@
 """Shared fixtures: real folders in `tmp_path`, built from a {relative path: content} dict; and
 `agents`/`server`, a small `.AGENTS` folder and a server over it, for tests of the tools (a test
-module with a corpus of its own defines its own `agents`)."""
+module with a corpus of its own defines its own `agents`); `cache_dir`, a cache folder of the test's own."""
 
 from __future__ import annotations
 
@@ -120,6 +120,12 @@ def agents(make_tree: Callable[..., Path]) -> Path:
 @pytest.fixture
 def server(agents: Path) -> AgentsServer:
     return make_server(agents)
+
+
+@pytest.fixture
+def cache_dir(tmp_path: Path) -> Path:
+    """A cache folder of the test's own (not made yet), for a live index or a server that caches."""
+    return tmp_path / "cache"
 
 
 @pytest.fixture

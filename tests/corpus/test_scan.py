@@ -1,4 +1,5 @@
-"""Walking a root: what is served, what is skipped and why, symlinks confined to the root."""
+"""Walking a root: what is served, what is skipped and why, symlinks confined to the root (what a
+client of the server gets through such links is in tests/promises/test_served.py)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from corpus.catalog import Corpus, load, read_uri
 from corpus.roots import make_roots
 from corpus.scan import walk
 from tests.corpus.support import POSIX, corpus_of, reasons, served
-from tests.helpers import REPO
+from tests.helpers import DENYLISTED, MARKER, REAL, REPO, linked_tree
 from tests.tally import tried
 
 
@@ -175,35 +176,7 @@ def test_unreadable_files_and_folders_are_skipped(short_tmp: Path) -> None:
     tried("unreadable file or folder", 2)
 
 
-MARKER = "xyzzy"
-"""In every file a link must not serve; plain words, so no output masks it as a credential."""
-
-
-DENYLISTED = "symlink to a denylisted file .env"
-
-
-REAL = "# Real\n\nSee [the notes](notes.md), [the api](api.md) and [ok](ok.md).\n"
-
-
-LINKED: dict[str, str] = {
-    "notes.md": ".env",
-    "overview.md": ".env",  # pinned by name
-    "api.md": ".env",  # context_for_path would pick it for src/api/...
-    "chain.md": "sub/hop.md",  # a link to a link to the secret
-    "sub/hop.md": "../.env",
-    "key.md": "keys/id_rsa",
-    "linkdir": "node_modules",
-    "into.md": "node_modules/pkg/readme.md",
-    "viadir.md": "linkdir/pkg/readme.md",  # through a linked folder
-    "pub": "private",
-    "draft.md": "private/draft.md",
-    "alias": "plans",  # sorts before plans/: still, plans/ is served under its own name only
-    "scratch.md": "notes.md~",
-    "rules.md": ".agentsignore",
-    "ok.md": "real.md",
-}
-
-
+# Why each link of `linked_tree` (tests/helpers.py) is skipped.
 LINK_REASONS: dict[str, str] = {
     "notes.md": DENYLISTED,
     "overview.md": DENYLISTED,
@@ -220,29 +193,6 @@ LINK_REASONS: dict[str, str] = {
     "scratch.md": "symlink to an editor temporary file notes.md~",
     "rules.md": "symlink to an ignore file .agentsignore",
 }
-
-
-def linked_tree(make_tree: Callable[..., Path]) -> Path:
-    """A `.AGENTS` root whose innocent names link to what the root never serves."""
-    root = make_tree(
-        {
-            ".env": f"# Env\n\n{MARKER} token do not serve\n",
-            "keys/id_rsa": f"{MARKER} private key\n",
-            "node_modules/pkg/readme.md": f"# Pkg\n\n{MARKER} from node modules\n",
-            "private/draft.md": f"# Draft\n\n{MARKER} private draft\n",
-            "plans/hidden.md": f"# Hidden\n\n{MARKER} hidden plan\n",
-            "plans/open.md": "# Open plan\n\nThe shared plan.\n",
-            "notes.md~": f"{MARKER} editor scratch\n",
-            ".gitignore": "private/\nplans/hidden.md\n",
-            ".agentsignore": f"# {MARKER} rules\n",
-            "real.md": REAL,
-            "web.md": "# Web\n\nThe web rules.\n",
-        }
-    )
-    (root / "sub").mkdir()
-    for rel, target in LINKED.items():
-        (root / rel).symlink_to(target)
-    return root
 
 
 OTHER_REASONS = {
@@ -381,55 +331,3 @@ def test_conventional_files_that_link_to_secrets_are_refused(tmp_path: Path) -> 
         ".github/": "symlink into an ignored folder (node_modules/gh/)",
         "node_modules/": "ignored folder",
     }
-
-
-@pytest.mark.anyio
-@pytest.mark.skipif(not POSIX, reason="symlinks need privileges on Windows")
-async def test_an_mcp_client_never_gets_what_a_symlink_points_at(make_tree: Callable[..., Path]) -> None:
-    """resources/list and /read, read_context, every search tool, pinned context, the status and
-    the doctor, through a real client: the secret's text never, the reason in context_status."""
-    from mcp import Client, MCPError
-
-    from cli.doctor import diagnose
-    from tests.helpers import make_server, text_of
-
-    root = linked_tree(make_tree)
-    server = make_server(root)
-    outputs: list[str] = []
-    async with Client(server, mode="legacy") as client:
-        listed = sorted(r.uri for r in (await client.list_resources()).resources if r.uri.startswith("agents://"))
-        for uri in ("agents://notes.md", "agents://notes.md#env", "agents://overview.md", "agents://pub/draft.md"):
-            with pytest.raises(MCPError, match="symlink to") as refused:
-                await client.read_resource(uri)
-            outputs.append(str(refused.value))
-        for path in ("notes.md", ".AGENTS/overview.md", "agents://chain.md#L1", "linkdir/pkg/readme.md"):
-            result = await client.call_tool("read_context", {"path": path})
-            assert result.is_error and "symlink" in text_of(result)
-            outputs.append(text_of(result))
-        hit = await client.call_tool("context_search", {"query": "notes api real"})
-        outputs.append(text_of(hit))
-        links = [link["path"] for h in (hit.structured_content or {})["hits"] for link in h["links"]]
-        assert links == [".AGENTS/ok.md"]  # the links to notes.md and api.md lead nowhere served
-        for tool, args in (
-            ("context_search", {"query": "token private draft hidden key modules scratch rules"}),
-            ("search_docs", {"query": "token private draft hidden key modules scratch rules"}),
-            ("context_for_path", {"path": "src/api/auth.py"}),
-            ("pinned_context", {}),
-        ):
-            outputs.append(text_of(await client.call_tool(tool, args)))
-        outputs.append(str(await client.get_prompt("pinned_context")))
-        status = text_of(await client.call_tool("context_status", {}))
-        outputs.append(status)
-        web = text_of(await client.call_tool("context_for_path", {"path": "src/web/app.ts"}))
-    assert listed == ["agents://ok.md", "agents://plans/open.md", "agents://real.md", "agents://web.md"]
-    assert f"skipped .AGENTS/notes.md: {DENYLISTED}" in status
-    assert f"skipped .AGENTS/overview.md: {DENYLISTED}" in status
-    assert "The web rules." in web
-    with server.app.live.view() as view:
-        report = diagnose(view.corpus, view.library)
-    assert {(f.path, f.message) for f in report.findings if f.check == "skipped"} >= {
-        (".AGENTS/notes.md", f"not served: {DENYLISTED}"),
-        (".AGENTS/linkdir/", "not served: symlink to an ignored folder node_modules/"),
-    }
-    outputs.append(report.model_dump_json())
-    assert not [out for out in outputs if MARKER in out]

@@ -1,4 +1,5 @@
-"""The cache folder, the counted reads and the trees the live index tests share."""
+"""The counted reads and the trees the live index tests share (the cache folder, `cache_dir`, is
+in tests/conftest.py: a promise test uses it too)."""
 
 from __future__ import annotations
 
@@ -10,11 +11,6 @@ import pytest
 
 from live.settle import Settler
 from tests.live.support import AGENTS, DOCS
-
-
-@pytest.fixture
-def cache_dir(tmp_path: Path) -> Path:
-    return tmp_path / "cache"
 
 
 @pytest.fixture

@@ -1,5 +1,6 @@
 """The cache folder over time and for people: entries named after their root and listed with the
-root, size and last use (`agents-context cache show`); pruned when unused for 30 days and, least
+root, size and last use (`agents-context cache show`, after a real server ran:
+tests/promises/test_cache.py); pruned when unused for 30 days and, least
 recently used first, beyond the cap (`--cache-max-mb`), at start-up and after every write; never an
 entry in use or one another server holds the lock of, never a file that is not ours, never
 outside the cache folder."""
@@ -16,35 +17,21 @@ import textwrap
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
 
-import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from mcp import Client, StdioServerParameters
-from rich.console import Console
 
-from cli import commands
 from corpus.read import DEFAULT_MAX_BYTES
 from corpus.roots import Root, RootKind, make_roots
 from live import arrayfile
 from live.cache import MB, STALE_AFTER_S, IndexCache, slug
 from live.index import LiveIndex
 from retrieval.engine.ranking import DEFAULT
-from tests.helpers import SERVER, cli
+from tests.helpers import ENTRY, as_json, cli
 from tests.live.support import AGENTS, DOCS, open_live
 
 DAY = 24 * 3600
-ENTRY = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*-[0-9a-f]{16}\.index")
-
-
-def as_json(*args: str) -> dict[str, Any]:
-    done = cli(*args, "--json")
-    assert done.returncode == 0, done.stderr
-    result: dict[str, Any] = json.loads(done.stdout)
-    return result
 
 
 def age(path: Path, days: float) -> None:
@@ -106,51 +93,6 @@ def test_entries_say_which_root_they_are_and_locks_are_no_entries(
     for e in listing.entries:
         assert e.bytes == e.path.stat().st_size + e.path.with_suffix(".json").stat().st_size
     assert sorted(p.name for p in listing.others) == sorted(f"{k}.lock" for k in keys)
-
-
-# --- cache show, after a real server ran -----------------------------------------------------------
-
-
-@pytest.mark.anyio
-async def test_cache_show_lists_each_entry_with_its_root_size_and_last_use(
-    make_tree: Callable[..., Path], tmp_path: Path
-) -> None:
-    agents = make_tree({"overview.md": "# Overview\n\nShown.\n", "rules.md": "# Rules\n\nalpha rules\n"})
-    where = tmp_path / "cache folder"
-    params = StdioServerParameters(
-        command=sys.executable, args=[SERVER, "--root", str(agents), "--cache-dir", str(where)]
-    )
-    async with Client(params, mode="legacy") as client:
-        assert not (await client.call_tool("context_search", {"query": "alpha"})).is_error
-    served = time.time()
-
-    shown = as_json("cache", "show", "--cache-dir", str(where))
-    (entry,) = where.glob("*.index")
-    assert shown["action"] == "show" and shown["directory"] == str(where)
-    assert shown["files"] == shown["left"] == 1 and shown["other_files"] == 1  # the lock file, apart
-    (listed,) = shown["entries"]
-    assert listed["name"] == entry.name and ENTRY.fullmatch(entry.name)
-    assert listed["root"] == str(agents.resolve()) and listed["kind"] == "agents" and listed["label"]
-    assert listed["bytes"] == shown["bytes"] == entry.stat().st_size + entry.with_suffix(".json").stat().st_size
-    last_used = datetime.fromisoformat(listed["last_used"].replace("Z", "+00:00"))
-    assert last_used.utcoffset() == timedelta(0) and abs(last_used.timestamp() - served) < 120
-    assert shown["cap_bytes"] == 1024 * MB and shown["stale_after_days"] == 30
-
-    text = cli("cache", "--cache-dir", str(where))
-    assert text.returncode == 0, text.stderr
-    assert f"{where}: 1 entry, " in text.stdout and "cap 1024 MB; unused for 30 days: removed" in text.stdout
-    assert f"  {agents.resolve()}  " in text.stdout and "used just now" in text.stdout and entry.name in text.stdout
-    assert "and 1 lock or temporary file" in text.stdout
-    console = Console(record=True, width=300)
-    rendered = commands.run_cache(where)
-    assert rendered.show is not None
-    rendered.show(console)
-    screen = console.export_text()
-    assert str(agents.resolve()) in screen and "just now" in screen and entry.name in screen
-
-    schema = cli("cache", "--json-schema")
-    properties = json.loads(schema.stdout)["$defs"]["CacheEntry"]["properties"]
-    assert {"name", "root", "label", "kind", "bytes", "last_used"} <= properties.keys()
 
 
 # --- last use and the 30 days ------------------------------------------------------------------------

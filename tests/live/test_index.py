@@ -10,13 +10,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from mcp import Client
 
-from cli.settings import Settings
 from corpus.catalog import Change
 from corpus.read import SkipKind
 from corpus.roots import make_roots
@@ -27,15 +24,12 @@ from live.index import LiveIndex
 from retrieval.search.answer import WINDOWS
 from retrieval.search.policy import served
 from retrieval.search.retriever import RetrievalRequest
-from server import create_server
-from tests.helpers import eventually, search, split_status, text_of
 from tests.live.support import (
     QUERIES,
     WORDS,
     assert_like_fresh,
     big_docs_tree,
     doc,
-    held_after_first_chunk,
     open_live,
     ranked,
 )
@@ -262,42 +256,6 @@ def test_background_indexing_answers_from_what_is_ready_marked_partial(
     assert_like_fresh(live, agents, docs)
     live.close()
     assert len(list(cache_dir.glob("*.index"))) == 2  # the whole root is cached once read
-
-
-@pytest.mark.anyio
-async def test_while_a_docs_root_is_indexed_the_tools_answer_partial_with_the_progress(
-    make_tree: Callable[..., Path], cache_dir: Path
-) -> None:
-    """Through a real MCP client: the server is up before a large docs root is read; search_docs
-    answers from what is ready, marked `partial=1 indexing=label:done/total`, and
-    context_status says INDEXING; once read, answers are whole again."""
-    agents, docs, n = big_docs_tree(make_tree)
-    at_boundary, release = threading.Event(), threading.Event()
-    live = open_live(agents, docs, cache_dir, background=True, progress=held_after_first_chunk(at_boundary, release))
-    server = create_server(live, Settings(agents=(agents,), docs=(docs,)))
-    try:
-        async with Client(server) as client:
-            assert await anyio.to_thread.run_sync(at_boundary.wait, 60)
-            _, fields = split_status(await search(client, "alpha", "search_docs"))
-            assert fields["partial"] == "1" and fields["indexing"] == f"big:{reading.CHUNK}/{n}"
-            status = text_of(await client.call_tool("context_status", {}))
-            assert f"INDEXING {reading.CHUNK}/{n}" in status
-            # Indexing is not unhealthy, says how far it got, and no moment is the epoch.
-            assert status.startswith(f"agents-context is indexing (big: {reading.CHUNK}/{n} files read)")
-            _, fields = split_status(status)
-            assert fields["healthy"] == "1" and fields["indexing"] == f"big:{reading.CHUNK}/{n}"
-            assert "1970" not in status and "NOT healthy" not in status
-            answered = await search(client, "alpha", "search_docs")
-            assert "1970" not in answered and split_status(answered)[1]["fresh_as_of"].startswith("20")
-            _, fields = split_status(await search(client, "alpha rules"))
-            assert "partial" not in fields  # context_search reads .AGENTS only, which is whole
-            release.set()
-            await eventually(lambda: not live.building, timeout=60)
-            _, fields = split_status(await search(client, f"word{n - 1}", "search_docs"))
-            assert "partial" not in fields and "indexing" not in fields and fields["hits"] == "1"
-    finally:
-        release.set()
-        live.close()
 
 
 def rewritten_after_the_stat(monkeypatch: pytest.MonkeyPatch, finder: str, text: str) -> None:

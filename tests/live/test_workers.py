@@ -1,6 +1,7 @@
 """The first read of a large docs root by worker processes: the index it leaves is the one a read
 in the server's own process builds (same files, same skips, same scores), a worker that fails
-leaves its files to the server, and through a real client the answers are whole once it is done."""
+leaves its files to the server, and a worker never imports the server's main module again. Through
+a real server over stdio, the answers are whole once it is done: tests/promises/test_stdio.py."""
 
 from __future__ import annotations
 
@@ -8,22 +9,15 @@ import logging
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
-import anyio
 import pytest
-from mcp import Client, StdioServerParameters
 
 from corpus.roots import make_roots
-from live import workers
 from live.index import LiveIndex
 from retrieval.engine.ranking import DEFAULT, Ranking
 from tests.conftest import TEST_ENV, write_tree
-from tests.helpers import SERVER, split_status, text_of
 from tests.live.support import DOCS, ranked
-
-pytestmark = pytest.mark.anyio
 
 MIXED = {
     **DOCS,
@@ -81,30 +75,6 @@ def test_a_worker_that_fails_leaves_its_files_to_the_server(tmp_path: Path, capl
     assert_same_index(live, here)
     live.close()
     here.close()
-
-
-async def test_a_large_docs_root_read_by_workers_answers_whole_over_stdio(tmp_path: Path) -> None:
-    """Real worker processes under the real server: nothing they do reaches the protocol's stdout,
-    and once the first read is done answers are whole and find every file."""
-    count = workers.PARALLEL_FILES + 50
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    for i in range(count):
-        (docs / f"p{i:05d}.md").write_text(f"# Page {i}\n\nword{i} shared\n", encoding="utf-8")
-    agents = write_tree(tmp_path / ".AGENTS", {"overview.md": "# Overview\n\nhi\n"})
-    params = StdioServerParameters(
-        command=sys.executable, args=[SERVER, "--root", str(agents), "--docs", str(docs), "--no-cache"], env=TEST_ENV
-    )
-    async with Client(params) as client:
-        deadline = time.monotonic() + 120
-        while True:
-            fields = split_status(text_of(await client.call_tool("context_status", {})))[1]
-            if "indexing" not in fields or time.monotonic() > deadline:
-                break
-            await anyio.sleep(0.2)
-        assert "indexing" not in fields, fields
-        last = text_of(await client.call_tool("search_docs", {"query": f"word{count - 1}", "k": 1}))
-    assert f"p{count - 1:05d}.md" in last and "partial=1" not in last
 
 
 def test_a_worker_never_imports_the_servers_main_module_again(tmp_path: Path) -> None:

@@ -1,4 +1,5 @@
-"""Never stale, as a client sees it: read-your-writes, STATUS, status, notifications, watcher modes."""
+"""Never stale, as a client sees it: read-your-writes, STATUS, status, notifications, watcher
+modes; while a large root is still being read, answers say they are partial and how far it got."""
 
 from __future__ import annotations
 
@@ -22,10 +23,13 @@ from mcp import Client, StdioServerParameters
 from mcp.shared.subscriptions import ResourcesListChanged, ResourceUpdated
 from mcp.types import ServerNotification
 
+from cli.settings import Settings
+from live import reading
 from live.watch import Changes
-from server import AgentsServer
+from server import AgentsServer, create_server
 from tests.conftest import TEST_ENV
 from tests.helpers import SERVER, eventually, make_server, search, split_status, text_of
+from tests.live.support import big_docs_tree, held_after_first_chunk, open_live
 
 pytestmark = pytest.mark.anyio
 
@@ -127,6 +131,42 @@ async def test_status_reports_a_missing_root(agents: Path) -> None:
         assert report is not None
         assert report["healthy"] is False and report["roots"][0]["present"] is False
         assert "MISSING" in text_of(await client.call_tool("context_status", {}))
+
+
+@pytest.mark.anyio
+async def test_while_a_docs_root_is_indexed_the_tools_answer_partial_with_the_progress(
+    make_tree: Callable[..., Path], cache_dir: Path
+) -> None:
+    """Through a real MCP client: the server is up before a large docs root is read; search_docs
+    answers from what is ready, marked `partial=1 indexing=label:done/total`, and
+    context_status says INDEXING; once read, answers are whole again."""
+    agents, docs, n = big_docs_tree(make_tree)
+    at_boundary, release = threading.Event(), threading.Event()
+    live = open_live(agents, docs, cache_dir, background=True, progress=held_after_first_chunk(at_boundary, release))
+    server = create_server(live, Settings(agents=(agents,), docs=(docs,)))
+    try:
+        async with Client(server) as client:
+            assert await anyio.to_thread.run_sync(at_boundary.wait, 60)
+            _, fields = split_status(await search(client, "alpha", "search_docs"))
+            assert fields["partial"] == "1" and fields["indexing"] == f"big:{reading.CHUNK}/{n}"
+            status = text_of(await client.call_tool("context_status", {}))
+            assert f"INDEXING {reading.CHUNK}/{n}" in status
+            # Indexing is not unhealthy, says how far it got, and no moment is the epoch.
+            assert status.startswith(f"agents-context is indexing (big: {reading.CHUNK}/{n} files read)")
+            _, fields = split_status(status)
+            assert fields["healthy"] == "1" and fields["indexing"] == f"big:{reading.CHUNK}/{n}"
+            assert "1970" not in status and "NOT healthy" not in status
+            answered = await search(client, "alpha", "search_docs")
+            assert "1970" not in answered and split_status(answered)[1]["fresh_as_of"].startswith("20")
+            _, fields = split_status(await search(client, "alpha rules"))
+            assert "partial" not in fields  # context_search reads .AGENTS only, which is whole
+            release.set()
+            await eventually(lambda: not live.building, timeout=60)
+            _, fields = split_status(await search(client, f"word{n - 1}", "search_docs"))
+            assert "partial" not in fields and "indexing" not in fields and fields["hits"] == "1"
+    finally:
+        release.set()
+        live.close()
 
 
 async def test_poll_flag_watches_by_polling(agents: Path) -> None:

@@ -1,4 +1,6 @@
-"""The server as a real process: `python server.py --root DIR` over stdio."""
+"""The server as a real process: `python server.py --root DIR` over stdio; the worker processes
+that read a large docs root under it never reach the protocol's stdout, and once they are done
+the answers are whole."""
 
 from __future__ import annotations
 
@@ -16,8 +18,9 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.types import ServerNotification
 
-from tests.conftest import TEST_ENV
-from tests.helpers import MODES, SERVER, TOOLS, eventually, search, text_of
+from live import workers
+from tests.conftest import TEST_ENV, write_tree
+from tests.helpers import MODES, SERVER, TOOLS, eventually, search, split_status, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -132,6 +135,30 @@ def test_stdout_carries_only_json_rpc_and_eof_ends_the_process(agents: Path) -> 
     assert "# pinned .AGENTS/overview.md (" in err
     assert "# searchable 4 sections across 3 files (1 pinned)" in err
     assert "# waiting for an MCP client on stdin" in err
+
+
+async def test_a_large_docs_root_read_by_workers_answers_whole_over_stdio(tmp_path: Path) -> None:
+    """Real worker processes under the real server: nothing they do reaches the protocol's stdout,
+    and once the first read is done answers are whole and find every file."""
+    count = workers.PARALLEL_FILES + 50
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for i in range(count):
+        (docs / f"p{i:05d}.md").write_text(f"# Page {i}\n\nword{i} shared\n", encoding="utf-8")
+    agents = write_tree(tmp_path / ".AGENTS", {"overview.md": "# Overview\n\nhi\n"})
+    params = StdioServerParameters(
+        command=sys.executable, args=[SERVER, "--root", str(agents), "--docs", str(docs), "--no-cache"], env=TEST_ENV
+    )
+    async with Client(params) as client:
+        deadline = time.monotonic() + 120
+        while True:
+            fields = split_status(text_of(await client.call_tool("context_status", {})))[1]
+            if "indexing" not in fields or time.monotonic() > deadline:
+                break
+            await anyio.sleep(0.2)
+        assert "indexing" not in fields, fields
+        last = text_of(await client.call_tool("search_docs", {"query": f"word{count - 1}", "k": 1}))
+    assert f"p{count - 1:05d}.md" in last and "partial=1" not in last
 
 
 def test_a_missing_root_is_a_clear_error_at_start(tmp_path: Path) -> None:

@@ -1,24 +1,18 @@
 """MkDocs / Pandoc heading attributes (`## Use CORSMiddleware { #use-corsmiddleware }`): never part
-of a section's name; the id they give is its anchor; a section is found by its heading however
-the caller writes inline markup."""
+of a section's name; the id they give is its anchor; a heading folds alike however the caller
+writes inline markup (so read_context finds a section by it: tests/promises/test_citations.py)."""
 
 from __future__ import annotations
 
-import json
 import time
-from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from mcp import Client
 
 from retrieval.chunks.anchors import anchors
 from retrieval.chunks.sections import folded_heading, heading_attributes, sections
 from retrieval.chunks.units import section_units
-from tests.helpers import call, make_server, text_of
-
-pytestmark = pytest.mark.anyio
 
 
 @pytest.mark.parametrize(
@@ -136,56 +130,3 @@ def test_anchors_stay_one_per_section_and_unique_whatever_the_ids(pairs: list[tu
 )
 def test_headings_fold_alike_however_markup_is_written(a: str, b: str) -> None:
     assert folded_heading(a) == folded_heading(b)
-
-
-CORS = (
-    "# Middleware {#middleware}\n\nHow requests pass through.\n\n"
-    "## Use `CORSMiddleware` { #use-corsmiddleware }\n\nAllow the front end's origin only.\n\n"
-    "## The *trusted* [hosts](https://example.com/hosts) list {.note}\n\nName every host.\n\n"
-    "## Setup\n\nInstall it.\n\n## Setup\n\nAgain.\n"
-)
-
-
-async def test_a_section_is_found_by_its_heading_however_markup_is_written(tmp_path: Path) -> None:
-    agents = tmp_path / ".AGENTS"
-    agents.mkdir()
-    (agents / "overview.md").write_text("# Overview\n\nThe service.\n")
-    (agents / "middleware.md").write_text(CORS)
-    server = make_server(agents)
-    async with Client(server) as client:
-        read: dict[str, str] = {}
-        for section in (
-            "Use CORSMiddleware",
-            "use corsmiddleware",
-            "## Use `CORSMiddleware`",
-            "Use `CORSMiddleware`",
-            "use-corsmiddleware",
-            "Middleware > Use CORSMiddleware",
-            "Use `CORSMiddleware` { #use-corsmiddleware }",
-        ):
-            body, status, _ = await call(client, "read_context", path="middleware.md", section=section)
-            read[section] = body.split("\n")[1]
-            assert status["lines"] == "5-7", section
-        body, _, _ = await call(client, "read_context", path="middleware.md", section="the trusted hosts list")
-        exact, status, _ = await call(client, "read_context", path="middleware.md", section="Setup")
-        by_uri = await client.read_resource("agents://middleware.md#use-corsmiddleware")
-        missing = await client.call_tool("read_context", {"path": "middleware.md", "section": "Use CORS"})
-        outline = json.loads(getattr((await client.read_resource("agents-context://outline")).contents[0], "text", ""))
-        _, _, found = await call(client, "context_search", query="CORSMiddleware origin")
-    assert set(read.values()) == {"## Use `CORSMiddleware` { #use-corsmiddleware }"}
-    assert body.split("\n")[1].startswith("## The *trusted* [hosts]")
-    assert exact.split("\n")[1] == "## Setup" and status["other_sections"] == "#setup-1"
-    assert getattr(by_uri.contents[0], "text", "").startswith("## Use `CORSMiddleware` { #use-corsmiddleware }")
-    assert missing.is_error and "Use `CORSMiddleware` (#use-corsmiddleware)" in text_of(missing)
-    (sections_,) = [f["sections"] for f in outline["files"] if f["path"] == ".AGENTS/middleware.md"]
-    assert [(s["heading"], s["anchor"]) for s in sections_] == [
-        ("Middleware", "middleware"),
-        ("Use `CORSMiddleware`", "use-corsmiddleware"),
-        ("The *trusted* [hosts](https://example.com/hosts) list", "the-trusted-hosts-list"),
-        ("Setup", "setup"),
-        ("Setup", "setup-1"),
-    ]
-    hit = found["hits"][0]
-    assert hit["heading"] == "Use `CORSMiddleware`"
-    assert hit["section_uri"] == "agents://middleware.md#use-corsmiddleware"
-    assert "#use-corsmiddleware--use-corsmiddleware-" not in json.dumps(found)

@@ -8,14 +8,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from mcp import Client
 
 from corpus.roots import make_roots
 from corpus.rules import PinSet
 from live.index import LiveIndex
 from retrieval.render import briefing
-from tests.conftest import write_tree
-from tests.projects import CURSOR_AND_COPILOT, parse, serve
 
 
 def test_a_pinned_path_with_markup_characters_is_escaped_in_every_block(make_tree: Callable[..., Path]) -> None:
@@ -53,22 +50,3 @@ def test_a_pinned_file_or_a_file_name_cannot_forge_a_block_or_a_status_line(make
         '<context path=".AGENTS/overview.md">',
         "</context>",
     ]
-
-
-pytestmark = pytest.mark.anyio
-
-
-async def test_the_instructions_name_what_is_served(tmp_path: Path) -> None:
-    repo = write_tree(tmp_path / "web", CURSOR_AND_COPILOT)
-    async with Client(serve(*parse([], cwd=repo))) as client:
-        conventional = client.instructions or ""
-    write_tree(repo, {".AGENTS/overview.md": "# Overview\n\nA web shop.\n"})
-    async with Client(serve(*parse(["--conventional"], cwd=repo))) as client:
-        both = client.instructions or ""
-    assert conventional.startswith("agents-context: call context_search before guessing about a project rule")
-    assert (
-        "It serves this project's agent instruction files (AGENTS.md, Cursor rules and "
-        "Copilot instructions), what the team wants coding agents to know." in conventional
-    )
-    assert ".AGENTS/" not in conventional.split("\n")[0]
-    assert "It serves this project's .AGENTS/ folder and its agent instruction files" in both

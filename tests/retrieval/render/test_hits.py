@@ -5,12 +5,10 @@ from __future__ import annotations
 import re
 import time
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from mcp import Client
 
 from corpus.catalog import Change
 from retrieval.chunks.units import Unit
@@ -31,10 +29,8 @@ from retrieval.search.policy import Policy
 from retrieval.search.retriever import RetrievedDocument
 from retrieval.text.query import Query, parse
 from retrieval.text.tokenize import tokenize
-from tests.helpers import library_for, make_server, split_status, text_of
+from tests.helpers import library_for, split_status
 from tests.retrieval.render.support import bm25, section
-
-pytestmark = pytest.mark.anyio
 
 
 def window(path: str, chunk: int, text: str, score: float, start: int = 1) -> RetrievedDocument:
@@ -296,29 +292,6 @@ def test_the_budget_is_never_exceeded(
     text = (render_docs if docs_tool else render_context)(query, found, options).text
     assert len(text) <= max_tokens * 4
     assert text.rsplit("\n", 1)[-1].startswith(f"[agents-context method={found.method} hits=")
-
-
-async def test_max_tokens_is_clamped_and_drops_whole_hits_first(agents: Path) -> None:
-    for i in range(6):
-        (agents / f"big{i}.md").write_text(f"# Big {i}\n\n" + "bulky words here\n" * 120)
-    server = make_server(agents)
-    async with Client(server) as client:
-        result = await client.call_tool("context_search", {"query": "bulky", "k": 6, "max_tokens": 5})
-        text = text_of(result)
-        _, status = split_status(text)
-    assert len(text) <= 200 * 4  # clamped up to 200 tokens
-    assert status["truncated"] == "1" and int(status["omitted"]) >= 5
-
-
-async def test_a_single_hit_cut_to_the_budget_says_truncated(agents: Path) -> None:
-    (agents / "big.md").write_text("# Big\n\n" + "".join(f"bulky line {i}\n" for i in range(400)))
-    server = make_server(agents)
-    async with Client(server) as client:
-        result = await client.call_tool("context_search", {"query": "bulky", "k": 1, "max_tokens": 200})
-    body, status = split_status(text_of(result))
-    assert "[... cut at line " in body and status["hits"] == "1"
-    assert status["truncated"] == "1" and "omitted" not in status
-    assert result.structured_content is not None and result.structured_content["truncated"] is True
 
 
 WORDS = "alpha beta gamma delta watch filter secrets deploy rollback setup".split()

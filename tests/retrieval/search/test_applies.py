@@ -4,17 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-from mcp import Client
-
 from corpus.catalog import Corpus, load
 from corpus.roots import make_roots, relative_source
 from retrieval.search.applies import Applicable, applicable
 from tests.conftest import write_tree
-from tests.helpers import call
-from tests.projects import REPO_FILES, parse, serve
-
-pytestmark = pytest.mark.anyio
+from tests.projects import REPO_FILES
 
 
 def applying(corpus: Corpus, source: str, base: Path) -> list[Applicable]:
@@ -59,16 +53,3 @@ def test_nested_agents_md_files_apply_nearest_folder_first(tmp_path: Path) -> No
         ("shop/src/api/AGENTS.md", "AGENTS.md in src/api/"),
         ("shop/src/AGENTS.md", "AGENTS.md in src/"),
     ]
-
-
-async def test_context_for_path_tool_says_why_each_section_applies(tmp_path: Path) -> None:
-    repo = write_tree(tmp_path / "shop", REPO_FILES)
-    server = serve(*parse([], cwd=repo))
-    async with Client(server) as client:
-        body, status, result = await call(client, "context_for_path", path="src/api/auth.py")
-        _, _, none = await call(client, "context_for_path", path="scripts/build.sh")
-    assert status["method"] == "applies"
-    assert body.startswith('<context path="shop/.cursor/rules/api.mdc" section="API rules" score=')
-    assert 'applies="cursor globs: src/api/**/*.py"' in body.split("\n")[0]
-    assert result["hits"][0]["applies"] == "cursor globs: src/api/**/*.py"
-    assert none["hits"] == [] and none["method"] == "applies"
