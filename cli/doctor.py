@@ -26,6 +26,7 @@ from corpus.errors import Moved
 from corpus.markdown import split_lines
 from corpus.read import SkipKind
 from corpus.roots import RootKind
+from live import texts
 from retrieval.chunks.anchors import line_range
 from retrieval.chunks.sections import INTRO
 from retrieval.chunks.units import Unit, sections_of
@@ -228,7 +229,7 @@ def _file(f: CorpusFile, library: Library, by_location: dict[str, CorpusFile]) -
 
 def _secrets(f: CorpusFile) -> list[Finding]:
     out = []
-    for number, line in enumerate(f.content().split("\n"), start=1):
+    for number, line in enumerate(texts.content(f).split("\n"), start=1):
         found = credentials.find(line)
         if found:
             kind, value = found
@@ -295,7 +296,7 @@ def _fragment_problem(target: CorpusFile, fragment: str) -> tuple[str, str] | No
     is a section anchor or lines, `#L12` or `#L12-L30`, as `read_context` takes them."""
     lines = line_range(fragment)
     if lines:
-        count = len(split_lines(target.content()))
+        count = len(split_lines(texts.content(target)))
         if 1 <= lines[0] <= lines[1] <= count:
             return None
         return f"{target.path} has {count} lines, not lines {lines[0]}-{lines[1]}", f"use lines within 1-{count}"

@@ -5,9 +5,6 @@ update of it changed. `read_uri` reads one file fresh from disk, as the snapshot
 
 from __future__ import annotations
 
-import os
-import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,10 +12,10 @@ from typing import NamedTuple
 
 from corpus import frontmatter
 from corpus.conventions import Convention, convention_of
-from corpus.errors import Missing, Moved, NotInCorpus
+from corpus.errors import Missing, NotHeld, NotInCorpus
 from corpus.frontmatter import EMPTY, FrontMatter
 from corpus.identity import display_path, file_uri, parse_file_uri
-from corpus.read import DEFAULT_MAX_BYTES, FileText, Skipped, Stamp, read_again, read_text
+from corpus.read import DEFAULT_MAX_BYTES, FileText, Skipped, Stamp, read_text
 from corpus.roots import Root, RootKind
 from corpus.rules import PinSet
 from corpus.scan import FileRef, SkippedFile, refused, walk
@@ -49,12 +46,12 @@ class CorpusFile(NamedTuple):
     `without_text`): it is read from disk when asked for (`content`)."""
 
     def content(self) -> str:
-        """The file's text as indexed: `text`, or, for a file not `held`, read from disk and
-        checked against the digest it was indexed with (`Moved` when the file no longer has that
-        content: it changed or went since). The texts read last are kept by digest, so a text read
-        again soon is not read from disk again: it is the text indexed, whatever the file holds by
-        now (an answer re-checks its hits' files by stat, see `live.answering`)."""
-        return self.text if self.held else _recent.read(self)
+        """The file's text, for a file that holds it (`held`). The live index holds no docs file's
+        text: `live.texts.content` reads it from the file, checked against its digest; here it
+        raises `NotHeld`, so no caller reads the disk without knowing it."""
+        if not self.held:
+            raise NotHeld(f"{self.path}: the index does not hold this file's text (live.texts reads it)")
+        return self.text
 
     def without_text(self) -> CorpusFile:
         """This file, not holding its text (`content` reads it when asked for)."""
@@ -73,38 +70,6 @@ class CorpusFile(NamedTuple):
         """The sections of every `.AGENTS` file are what `context_search` searches, pinned ones
         included (the model may no longer hold the pinned text; their hits say `pinned="true"`)."""
         return self.root.kind is RootKind.AGENTS
-
-
-class _Recent:
-    """The texts of the docs files read last (by where the file is and its digest: a text is only
-    ever the one its digest names), so the hits of one answer (links, rendering) read each file once."""
-
-    def __init__(self, chars: int) -> None:
-        self.chars = chars
-        self.held = 0
-        self.texts: OrderedDict[tuple[str, str, str], str] = OrderedDict()
-        self.lock = threading.Lock()
-
-    def read(self, f: CorpusFile) -> str:
-        key = (str(f.root.path), f.rel, f.digest)
-        with self.lock:
-            text = self.texts.get(key)
-            if text is not None:
-                self.texts.move_to_end(key)
-                return text
-        text = read_again(os.path.join(f.root.path, *f.rel.split("/")), f.size, f.digest)  # noqa: PTH118
-        if text is None:
-            raise Moved(f"{f.path} changed since it was indexed")
-        with self.lock:
-            if len(text) <= self.chars and key not in self.texts:
-                self.texts[key] = text
-                self.held += len(text)
-                while self.held > self.chars:
-                    self.held -= len(self.texts.popitem(last=False)[1])
-        return text
-
-
-_recent = _Recent(chars=1 << 20)
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,5 +25,10 @@ class Missing(NotInCorpus):
 
 
 class Moved(CorpusError):
-    """A docs file whose text the index does not hold (see `CorpusFile.content`) no longer has the
+    """A docs file whose text the index does not hold (see `live.texts.content`) no longer has the
     content it was indexed with: it changed, or went, since. Re-index it and ask again."""
+
+
+class NotHeld(CorpusError):
+    """A file's text asked of a `CorpusFile` that does not hold it (a docs file in the live
+    index): `live.texts.content` is what reads it."""

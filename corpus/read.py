@@ -283,7 +283,7 @@ def _reread(fd: int, limit: int) -> bytes:
 def read_again(path: str, size: int, digest: str) -> str | None:
     """The text of a file read before (by `read_text`) if it still holds exactly the bytes read
     then (`size` bytes with this `digest`), else None: what an answer checks before it shows a
-    docs hit's lines (see `CorpusFile.content`), about five times cheaper than `read_text`. The
+    docs hit's lines (see `live.texts.content`), about five times cheaper than `read_text`. The
     path is not confined as `read_text` confines it, and need not be: nothing is returned unless
     it is those very bytes, which `read_text` read safely. Only a regular file of that size is
     opened, and never waited on (`O_NONBLOCK`: a FIFO swapped in reads nothing)."""

@@ -13,14 +13,16 @@ import time
 from collections.abc import Sequence
 from dataclasses import replace
 
-from corpus.catalog import read_uri
+from corpus.catalog import Corpus, read_uri
 from corpus.errors import Missing, NotInCorpus
 from corpus.roots import Root
+from live import texts
 from live.index import CATCH_UP_S, LiveIndex
 from live.store import View
 from retrieval.render.hits import Page, Rendered, render_context, render_docs
 from retrieval.search import reader
 from retrieval.search.answer import SECTIONS, Answer, Freshness, SearchKind, SearchRequest
+from retrieval.search.policy import with_links
 
 VERIFY_ROUNDS = 3
 """A search whose hits come from files that changed since they were indexed runs again, at most
@@ -74,7 +76,7 @@ def search(live: LiveIndex, request: SearchRequest) -> Answer:
     until = time.monotonic() + CATCH_UP_S
     for _ in range(VERIFY_ROUNDS):
         with live.view() as view:
-            found, moved = holding(view.policy.answer(request, view.corpus))
+            found, moved = holding(view.policy.answer(request, view.corpus), view.corpus)
             found = replace(found, freshness=freshness(live, view, roots))
         for path in moved:
             live.reread(path, until)
@@ -92,13 +94,19 @@ def search(live: LiveIndex, request: SearchRequest) -> Answer:
     return found
 
 
-def holding(found: Answer) -> tuple[Answer, list[str]]:
-    """The answer with every hit holding its text (see `Unit.holding`), but for the hits whose
-    file no longer has the content it was indexed with: those are left out, and their files'
-    display paths returned."""
-    held = [(d, d.unit.holding()) for d in found.docs]
-    docs = [replace(d, unit=unit) for d, unit in held if unit is not None]
-    return replace(found, docs=docs), [d.unit.path for d, unit in held if unit is None]
+def holding(found: Answer, corpus: Corpus) -> tuple[Answer, list[str]]:
+    """The answer with every hit holding its text (`texts.held`: a docs hit's lines are read from
+    its file), each cut to the line the policy asked (`from_line`), and the links of each hit read
+    from that text; but for the hits whose file no longer has the content it was indexed with:
+    those are left out, and their files' display paths returned."""
+    held = [(d, texts.held(d.unit)) for d in found.docs]
+    docs = [
+        replace(d, unit=unit if d.from_line is None else unit.starting_at(d.from_line), from_line=None)
+        for d, unit in held
+        if unit is not None
+    ]
+    answer = replace(found, docs=docs, links={**found.links, **with_links(docs, corpus)})
+    return answer, [d.unit.path for d, unit in held if unit is None]
 
 
 def read(

@@ -1,6 +1,6 @@
-"""Text to ranked, rendered answers, over a corpus snapshot. It starts no thread and opens no file
-itself; but the index holds no docs file's text, so a docs unit's text is read from disk through
-`corpus` (`CorpusFile.content`) when retrieval asks for it (`Unit.text`, `Unit.holding`).
+"""Text to ranked, rendered answers, over a corpus snapshot. It starts no thread and reads no
+file: it ranks positions and term ids, and a docs hit's text is read by the live index
+(`live.texts`) before the answer is rendered (checked in `tests/promises/test_gates.py`).
 
 A pipeline of five packages, each importing only those before it:
 `text` (terms and queries) -> `chunks` (sections, windows) -> `engine` (BM25F postings and

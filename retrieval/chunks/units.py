@@ -7,7 +7,6 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from corpus.catalog import CorpusFile
-from corpus.errors import Moved
 from corpus.markdown import is_markdown, split_lines
 from retrieval.chunks.anchors import anchors, citation
 from retrieval.chunks.sections import INTRO, sections
@@ -26,7 +25,7 @@ class Unit(NamedTuple):
     source: str | CorpusFile
     """The file's text, which `text` is a slice of (`at`..`end`): shared by every unit of the file,
     so a unit costs no copy of its lines; or, with `end` -1, the unit's text itself; or the file,
-    when the index does not hold its text (`CorpusFile.content` reads it, or raises `Moved`)."""
+    when the index does not hold its text (`live.texts.held` reads it: retrieval never does)."""
     start_line: int
     end_line: int
     heading: str | None = None
@@ -42,19 +41,10 @@ class Unit(NamedTuple):
 
     @property
     def text(self) -> str:
-        """The original lines `start_line`..`end_line`, joined by newlines."""
+        """The original lines `start_line`..`end_line`, joined by newlines. A unit whose file's
+        text the index does not hold raises `NotHeld`: `live.texts.held` gives it its text."""
         source = self.source if isinstance(self.source, str) else self.source.content()
         return source if self.end < 0 else source[self.at : self.end]
-
-    def holding(self) -> Unit | None:
-        """This unit holding its own text (read now if the index does not hold it), or None if
-        its file no longer has the content it was indexed with (see `CorpusFile.content`)."""
-        if isinstance(self.source, str):
-            return self
-        try:
-            return self._replace(source=self.text, at=0, end=-1)
-        except Moved:
-            return None
 
     def starting_at(self, line: int) -> Unit:
         """This unit without its lines before `line` (a line of it)."""

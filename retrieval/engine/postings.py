@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import chain
+from itertools import chain, islice
 from typing import Generic, TypeVar
 
 import numpy as np
@@ -53,6 +53,10 @@ class Postings(Generic[T]):
         self._n_fields = n_fields
         self.generation = 0
         self._vocab: defaultdict[str, int] = _new_vocab()
+        self._words: list[str] = []
+        """Terms by id, for `words` (built on first use)."""
+        self._words_of: dict[str, int] | None = None
+        """The vocabulary `_words` was built from."""
         """Term ids, in order of first sight; looking a missing term up gives it the next id."""
         self._df = Grow(np.int64, capacity=1024)
         self._slots: Slots[T] = Slots(n_fields)
@@ -280,6 +284,17 @@ class Postings(Generic[T]):
     def text(self, slot: int) -> I32:
         """The first field's term ids of a live slot, in text order (ids valid until the next update)."""
         return self._slots.first_field(slot)
+
+    def words(self, slot: int) -> list[str]:
+        """The first field's terms of a live slot, in text order: what its text tokenizes to, with
+        no text read. The id-to-term list is built on first use and grows with the vocabulary."""
+        vocab = self._vocab
+        if self._words_of is not vocab:  # renumbered: a new vocabulary
+            self._words, self._words_of = [], vocab
+        if len(self._words) < len(vocab):
+            self._words.extend(islice(vocab, len(self._words), None))
+        words = self._words
+        return [words[t] for t in self.text(slot).tolist()]
 
 
 def _count(

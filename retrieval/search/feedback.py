@@ -21,7 +21,6 @@ from retrieval.search.retriever import Expander
 
 
 def relevance_model(
-    ranking: Ranking,
     index: BM25Index[Unit],
     query: Sequence[str],
     query_weights: Sequence[float],
@@ -36,10 +35,7 @@ def relevance_model(
         return list(query), list(query_weights)
     model: dict[str, float] = {}
     for hit in first:
-        held = hit.payload.holding()
-        if held is None:
-            continue  # its file changed since it was indexed: the answer leaves it out too
-        text_terms = Counter(ranking.tokenize(held.text))
+        text_terms = Counter(index.words(hit.slot))  # its text's terms, as indexed: no file read
         length = sum(text_terms.values())
         if not length:
             continue
@@ -58,13 +54,13 @@ def relevance_model(
     return list(weights), [w * scale for w in weights.values()]
 
 
-def rm3(ranking: Ranking, docs: int = 10, terms: int = 10, original: float = 0.5) -> Expander:
+def rm3(docs: int = 10, terms: int = 10, original: float = 0.5) -> Expander:
     def expand(index: BM25Index[Unit], query: Sequence[str]) -> tuple[Sequence[str], Sequence[float]]:
-        return relevance_model(ranking, index, query, [1.0] * len(query), docs, terms, original)
+        return relevance_model(index, query, [1.0] * len(query), docs, terms, original)
 
     return expand
 
 
 def expansion(ranking: Ranking) -> Expander | None:
     """What `ranking` expands a query with (None: nothing)."""
-    return rm3(ranking) if ranking.feedback else None
+    return rm3() if ranking.feedback else None

@@ -30,14 +30,14 @@ class LinkTo:
 
 def links(unit: Unit, corpus: Corpus) -> tuple[LinkTo, ...]:
     """Relative links in `unit` that land on a file of the same root (anchors kept); none from a
-    unit whose file changed since it was indexed (an answer leaves it out, see `Unit.holding`)."""
-    held = unit.holding()
-    if held is None:
+    unit that does not hold its text (a docs hit before `live.texts.held` gave it its lines: the
+    answer finds its links once it has)."""
+    if not isinstance(unit.source, str):
         return ()
     label, rel = split_display(unit.path)
     found: list[LinkTo] = []
     seen: set[str] = set()
-    for text, href in hrefs(held.text):
+    for text, href in hrefs(unit.text):
         parts = urlsplit(href)
         if parts.scheme or parts.netloc:
             continue  # http:, mailto:, agents:... are not relative links

@@ -216,16 +216,19 @@ def _by_path(
         return None
     units = [u for f in sorted(matches, key=lambda f: f.path) for u in index.payloads(f.path)]
     units.sort(key=lambda u: (u.path, u.start_line))
-    distinct: list[Unit] = []
+    distinct: list[RetrievedDocument] = []
     for u in units:
-        last = distinct[-1] if distinct and distinct[-1].path == u.path else None
+        last = distinct[-1].unit if distinct and distinct[-1].unit.path == u.path else None
         if last is not None and u.start_line <= last.end_line:
-            held = u.holding()
-            if u.end_line <= last.end_line or held is None:  # None: changed since indexed (left out)
+            if u.end_line <= last.end_line:
                 continue
-            u = held.starting_at(last.end_line + 1)
-        distinct.append(u)
-    return [RetrievedDocument(u, 1.0) for u in distinct[:want]], len(distinct)
+            if isinstance(u.source, str):  # it holds its text: cut it now
+                distinct.append(RetrievedDocument(u.starting_at(last.end_line + 1), 1.0))
+            else:  # cut once the answer has read its text (`live.texts.held`)
+                distinct.append(RetrievedDocument(u, 1.0, from_line=last.end_line + 1))
+            continue
+        distinct.append(RetrievedDocument(u, 1.0))
+    return distinct[:want], len(distinct)
 
 
 def _names(f: CorpusFile, wanted: str) -> bool:

@@ -51,6 +51,9 @@ class RetrievedDocument:
     matched: tuple[tuple[str, float, list[str]], ...] | None = None
     """Each query term's share of the BM25 score and the fields it occurs in, as the index that
     ranked it explains it (`BM25Index.explain`); None from a retriever that does not explain."""
+    from_line: int | None = None
+    """Show the unit from this line of it on (the lines before are shown by the hit above it):
+    applied when the unit gets its text (`live.texts.held`, `starting_at`)."""
 
     @property
     def id(self) -> str:

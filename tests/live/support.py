@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from corpus.roots import make_roots
-from live import reading
+from live import reading, texts
 from live.cache import IndexCache
 from live.index import LiveIndex
 from retrieval.engine.ranking import DEFAULT
@@ -55,7 +55,7 @@ def assert_like_fresh(live: LiveIndex, agents: Path, docs: Path | None) -> None:
     fresh = open_live(agents, docs, None)
     assert sorted(live.corpus.files) == sorted(fresh.corpus.files)
     for path, f in fresh.corpus.files.items():
-        assert live.corpus.files[path].content() == f.content()
+        assert texts.content(live.corpus.files[path]) == texts.content(f)
         assert live.corpus.files[path].held == f.held
         assert live.corpus.files[path].meta == f.meta
         assert live.corpus.files[path].pinned == f.pinned

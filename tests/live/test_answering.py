@@ -9,6 +9,7 @@ import pytest
 
 from corpus.errors import NotInCorpus
 from corpus.roots import RootKind, make_roots
+from live import texts
 from live.answering import now, read, search
 from live.index import LiveIndex
 from retrieval.search.answer import WINDOWS, Answer, SearchRequest
@@ -192,7 +193,9 @@ def test_a_docs_file_edited_since_it_was_indexed_is_read_again_before_it_is_show
     (docs / "guide.md").write_text("# Guide\n\n## Walrus\n\nThe walrus lever now closes the gate.\n")
     answer = ask_docs(live, "walrus lever")  # no sweep, no watcher: the answer finds out itself
     assert answer.docs[0].unit.text.endswith("The walrus lever now closes the gate.")
-    assert live.generation > generation and live.corpus.files["docs/guide.md"].content().endswith("closes the gate.\n")
+    assert live.generation > generation and texts.content(live.corpus.files["docs/guide.md"]).endswith(
+        "closes the gate.\n"
+    )
 
 
 def test_a_docs_file_deleted_since_it_was_indexed_is_left_out_of_the_answer(

@@ -19,7 +19,7 @@ from mcp.client.stdio import get_default_environment
 
 from corpus.read import DEFAULT_MAX_BYTES
 from corpus.roots import make_roots
-from live import arrayfile
+from live import arrayfile, texts
 from live.cache import ENV, IndexCache, default_dir
 from live.codec import FORMAT
 from retrieval.engine.ranking import DEFAULT
@@ -280,7 +280,7 @@ def test_a_docs_roots_entry_holds_none_of_its_text_and_restores_it_from_the_file
     assert all(text.encode() not in docs_entry for text in DOCS.values())
     second = open_live(agents, docs, cache_dir)
     page = second.corpus.files["docs/page07.md"]
-    assert not page.held and page.content() == DOCS["page07.md"]
+    assert not page.held and texts.content(page) == DOCS["page07.md"]
     assert all(f.held for f in second.corpus.files.values() if f.path.startswith(".AGENTS/"))
 
 

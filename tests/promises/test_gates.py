@@ -5,11 +5,23 @@ part of the test suite, so `uv run pytest` gates them too."""
 from __future__ import annotations
 
 import ast
+import builtins
+import os
 import subprocess
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
 
 import pytest
 
+from corpus.roots import make_roots
+from live import answering
+from live.index import LiveIndex
+from retrieval.engine.ranking import DEFAULT
+from retrieval.render.hits import Page, render_context, render_docs
+from retrieval.search.answer import DETAILS, SECTIONS, WINDOWS, SearchRequest
 from tests.helpers import REPO
 
 ROOT = REPO
@@ -53,3 +65,61 @@ def test_no_module_or_class_outgrows_a_reader() -> None:
         sizes = [(node.name, (node.end_lineno or 0) - node.lineno + 1) for node in classes]
         too_long += [f"{rel}: class {name}, {size} lines" for name, size in sizes if size > CLASS_LINES]
     assert not too_long, too_long
+
+
+@contextmanager
+def no_disk() -> Iterator[list[str]]:
+    """Every way Python opens, stats or lists a file fails (and is noted) while this holds."""
+    touched: list[str] = []
+
+    def refuse(name: str) -> Callable[..., Any]:
+        def refused(*args: Any, **kwargs: Any) -> Any:
+            touched.append(f"{name}{args[:1]}")
+            raise AssertionError(f"retrieval touched the disk: {name}{args[:1]}")
+
+        return refused
+
+    names = ["stat", "lstat", "open", "scandir", "listdir", "fstat", "pread", "read"]
+    saved = {name: getattr(os, name) for name in names}
+    opened = builtins.open
+    try:
+        for name in names:
+            setattr(os, name, refuse(f"os.{name}"))
+        builtins.open = refuse("open")
+        yield touched
+    finally:
+        for name, real in saved.items():
+            setattr(os, name, real)
+        builtins.open = opened
+
+
+def test_retrieval_neither_opens_nor_stats_a_file(make_tree: Callable[..., Path]) -> None:
+    """Ranking (with RM3 feedback, phrases, the path method, filters and misses) and rendering
+    read no file: a docs hit's text comes from the live index (`live.texts`), loaded between
+    the two, and nothing else in `retrieval/` reaches the disk."""
+    agents = make_tree({"overview.md": "# Overview\n\nThe okapi project. See [the guide](guide.md).\n"})
+    page = "\n".join(f"Step {i} of the okapi install, then [more](other.md#usage)." for i in range(400))
+    docs = make_tree(
+        {"guide.md": f"# Guide\n\n{page}\n", "other.md": "# Other\n\n## Usage\n\nUse the okapi.\n"}, name="docs"
+    )
+    live = LiveIndex(make_roots([agents], [docs]), ranking=DEFAULT.but(feedback=True))
+    queries = ["okapi install", '"okapi install"', "guide.md", "docs/guide.md", "zebra", "usage"]
+    requests = [
+        SearchRequest(query=q, kind=kind, path_prefix=prefix, detail=detail)
+        for q in queries
+        for kind in (SECTIONS, WINDOWS)
+        for prefix in (None, "docs/")
+        for detail in DETAILS
+    ]
+    shown = 0
+    for request in requests:
+        with live.view() as view:
+            with no_disk():
+                found = view.policy.answer(request, view.corpus)
+            held, moved = answering.holding(found, view.corpus)  # the live index reads the hits' text
+            assert moved == []
+            with no_disk():
+                render = render_context if request.kind is SECTIONS else render_docs
+                text = render(request.query, held, Page.of(request, held, view.library.tokenize)).text
+        shown += "Step 1 of the okapi" in text
+    assert shown  # docs windows were shown, their text read by the live index alone
