@@ -214,7 +214,7 @@ def indexing(live: LiveIndex) -> set[str]:
     # One lookup per root, never an iteration: the indexer thread removes a root from `building`
     # when it is done, which could happen while a client connects.
     return {
-        r.label for r in live.roots if (progress := live.building.get(r.label)) and progress.phase is Phase.INDEXING
+        r.label for r in live.roots if (progress := live.state[r.label].progress) and progress.phase is Phase.INDEXING
     }
 
 

@@ -66,7 +66,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             args.query, Answer(docs=retriever.search(RetrievalRequest(args.query, 5)).docs, method=Method.BM25)
         )
     t3 = time.perf_counter()
-    partial = bool(live.building)
+    partial = any(live.building(r) for r in live.roots)
     if live.indexer is not None:
         live.indexer.join()
     t4 = time.perf_counter()

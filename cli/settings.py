@@ -262,7 +262,7 @@ def _announce(live: LiveIndex, corpus: Corpus, n_sections: int) -> None:
     for root in live.roots:
         if root.kind is RootKind.DOCS:
             n_files = len(live.files_of(root))
-            building = live.building.get(root.label)
+            building = live.state[root.label].progress
             if building is None:
                 log.info("# docs %s (%s): %d files", root.label, root.path, n_files)
             elif building.phase is Phase.CHECKING:

@@ -104,7 +104,9 @@ class LiveIndex(Store):
         self._restored = restored
         later = [r for r in self.roots if background and r.kind is RootKind.DOCS]
         for root in later:
-            self.building[root.label] = Progress(phase=Phase.CHECKING if restored.get(root.label) else Phase.INDEXING)
+            self.state[root.label].progress = Progress(
+                phase=Phase.CHECKING if restored.get(root.label) else Phase.INDEXING
+            )
         for root in self.roots:
             if root not in later:
                 self._first_sweep(root)
@@ -121,7 +123,7 @@ class LiveIndex(Store):
         change = self.sweep(root)
         if self._stopping.is_set():
             return  # cut short by shutdown: a half-read root is neither fresh nor worth caching
-        self.building.pop(root.label, None)
+        self.state[root.label].progress = None
         log.info(
             "%s: up to date with the disk %.0f ms after its %s began; files changed: %d",
             root.label,
@@ -213,7 +215,7 @@ class LiveIndex(Store):
         """Read one file again now, by display path (a docs file found not to hold the content
         it was indexed with); not while its root's first indexing runs (answers then are partial)."""
         root = self.root_of(path)
-        if root is not None and root.label not in self.building:
+        if root is not None and not self.building(root):
             self.refresh(root, [fs_path(root, split_display(path)[1])], deadline)
 
     def mark_fresh(self, root: Root, moment: float) -> None:
@@ -233,7 +235,7 @@ class LiveIndex(Store):
         """`label:changing` for each of these roots whose files are still changing: a file left as
         it was because it was being written, or a call that answered without catching up (see
         `missed`). Answers from them are the freshest complete generation, marked partial."""
-        return [f"{r.label}:{CHANGING}" for r in roots if r.label not in self.building and self.state[r.label].changing]
+        return [f"{r.label}:{CHANGING}" for r in roots if not self.building(r) and self.state[r.label].changing]
 
     def rebuild(self) -> Change:
         """Sweep every root; the changes of all of them together."""
@@ -264,7 +266,7 @@ class LiveIndex(Store):
         begins another. Never waits: a root being read or updated by someone else is left alone
         (that is progress too)."""
         state = self.state[root.label]
-        if root.label in self.building or state.waiting or not state.lock.acquire(blocking=False):
+        if state.progress is not None or state.waiting or not state.lock.acquire(blocking=False):
             return Change()
         try:
             return self._patrol(root, budget_s)
@@ -290,7 +292,7 @@ class LiveIndex(Store):
                         stale.setdefault(root.label, []).append(fs_path(root, split_display(path)[1]))
         changed = False
         for root in self.roots:
-            if root.label in stale and root.label not in self.building:  # partial answers: never wait
+            if root.label in stale and not self.building(root):  # partial answers: never wait
                 change = self._update(root, partial(self._refresh, root, stale[root.label], deadline), deadline)
                 changed |= change is None or change.count > 0
                 # A file caught mid-save is left as indexed until it settles: its hit is stale

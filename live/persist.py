@@ -61,7 +61,7 @@ def save(store: Store, cache: IndexCache, root: Root) -> None:
     """Write the root's cache entry if it changed since the last one (never while its first
     indexing runs: a half-read root is not worth keeping)."""
     state = store.state[root.label]
-    if not state.dirty or root.label in store.building or not state.present or store.last_error is not None:
+    if not state.dirty or state.progress is not None or not state.present or store.last_error is not None:
         return
     started = time.perf_counter()
     with store.writing():

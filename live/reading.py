@@ -71,7 +71,7 @@ class Reader:
                 later = [ref for ref in refs if ref.rel not in given]
                 rest = self.read_apply(root, later, Batch(), deadline, beside=False)
                 return merged([first, by_workers, rest])
-        progress = store.building.get(root.label)
+        progress = store.state[root.label].progress
         if progress is not None:
             progress.total = len(refs)
         changes = []
@@ -120,7 +120,7 @@ class Reader:
         """Have worker processes read `refs` (none of them indexed yet) `CHUNK` files at a time,
         and add each chunk as it comes back; the relative paths they left to this process (files
         changing or empty, chunks whose worker failed)."""
-        progress = self.store.building.get(root.label)
+        progress = self.store.state[root.label].progress
         if progress is not None:
             progress.total = len(refs)
         parts = [refs[start : start + CHUNK] for start in range(0, len(refs), CHUNK)]

@@ -93,7 +93,7 @@ def report(live: LiveIndex, watcher: Watcher | None, started: float) -> StatusRe
         for root in live.roots:
             files = [f for f in view.corpus.files.values() if f.root is root]
             # One lookup, and a copy: the indexer thread updates the root's progress as it reads.
-            progress = p.snapshot() if (p := live.building.get(root.label)) is not None else None
+            progress = p.snapshot() if (p := live.state[root.label].progress) is not None else None
             roots.append(
                 RootStatus(
                     label=root.label,

@@ -94,6 +94,8 @@ class RootState:
     fresh_as_of: float = 0.0
     dirty: bool = True
     """Changed since the root's cache entry was written (or there is none)."""
+    progress: Progress | None = None
+    """How far the root's first indexing (background) has got; None once it is done."""
     rules: IgnoreRules | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
     """Held by a sweep, refresh or patrol step of the root: updates to one root are serialised."""
@@ -151,8 +153,6 @@ class Store:
         self.warnings: list[str] = []
         """Mistakes in how the server was set up, found at start (a `--root` that is a whole project)."""
         self.listeners: list[Listener] = []
-        self.building: dict[str, Progress] = {}
-        """Roots whose first indexing is still running (background), with how far it got."""
         self.on_change: Callable[[Root], None] | None = None
         """Told of each root an update changed (after the start-up build): the idle cache saves."""
         self._lock = threading.Lock()
@@ -163,6 +163,10 @@ class Store:
     @property
     def agents_roots(self) -> list[Root]:
         return self.corpus.agents_roots
+
+    def building(self, root: Root) -> bool:
+        """Whether the root's first indexing (in the background) is still running."""
+        return self.state[root.label].progress is not None
 
     def files_of(self, root: Root) -> dict[str, CorpusFile]:
         """The root's indexed files by relative path."""
@@ -185,7 +189,7 @@ class Store:
 
     def indexing(self, roots: Iterable[Root]) -> list[str]:
         """`label:done/total` for each of these roots whose first indexing is still running."""
-        return [f"{r.label}:{p}" for r in roots if (p := self.building.get(r.label)) is not None]
+        return [f"{r.label}:{p}" for r in roots if (p := self.state[r.label].progress) is not None]
 
     def fresh_since(self, roots: Iterable[Root]) -> float | None:
         """The moment up to which every change in `roots` is reflected (the oldest root's), among
@@ -197,7 +201,7 @@ class Store:
         return min(indexed) if indexed else None
 
     def mark_fresh(self, root: Root, moment: float) -> None:
-        if root.label not in self.building:  # a root still being read is not fresh as of anything
+        if not self.building(root):  # a root still being read is not fresh as of anything
             state = self.state[root.label]
             state.fresh_as_of = max(state.fresh_as_of, moment)
 
@@ -267,7 +271,7 @@ class Store:
             self.last_change = change
             self._changed_in.update(dict.fromkeys(change.added | change.changed | change.removed, self.generation))
             state.dirty = True
-            if root.label not in self.building and self.on_change is not None:
+            if not self.building(root) and self.on_change is not None:
                 self.on_change(root)
         self.last_error = None
 

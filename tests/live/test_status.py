@@ -158,16 +158,16 @@ def test_a_root_being_indexed_is_reported_from_its_progress_as_it_was_when_asked
     itself is no part of the JSON."""
     docs = make_tree({"guide.md": "# Guide\n\nRun it.\n"}, "docs")
     live = LiveIndex(make_roots([agents], [docs]), settle_s=0)
-    progress = live.building["docs"] = Progress(done=40, total=120)
+    progress = live.state["docs"].progress = Progress(done=40, total=120)
     status = report(live, None, time.time())
     progress.done = 80
     assert status.state == "indexing" and status.roots[1].indexing == "40/120"
     assert render(status).startswith("agents-context is indexing (docs: 40/120 files read);")
     assert "progress" not in status.roots[1].model_dump(mode="json")
     assert "progress" not in StatusReport.model_json_schema()["$defs"]["RootStatus"]["properties"]
-    live.building["docs"] = Progress(phase=Phase.CHECKING)
+    live.state["docs"].progress = Progress(phase=Phase.CHECKING)
     status = report(live, None, time.time())
     assert status.state == "indexing" and status.roots[1].indexing == "checking"
     assert render(status).startswith("agents-context is indexing (docs: checking);")
-    del live.building["docs"]
+    live.state["docs"].progress = None
     assert report(live, None, time.time()).state == "healthy"

@@ -237,10 +237,10 @@ def test_mark_fresh_never_moves_fresh_as_of_backwards(make_tree: Callable[..., P
 def test_a_root_still_being_indexed_is_never_marked_fresh(make_tree: Callable[..., Path]) -> None:
     store = make_store(make_tree(TREE))
     (root,) = store.roots
-    store.building[root.label] = Progress(done=1, total=3)
+    store.state[root.label].progress = Progress(done=1, total=3)
     store.mark_fresh(root, 500.0)
     assert store.state[root.label].fresh_as_of == 0.0
-    del store.building[root.label]
+    store.state[root.label].progress = None
     store.mark_fresh(root, 500.0)
     assert store.state[root.label].fresh_as_of == 500.0
 
@@ -266,8 +266,8 @@ def test_indexing_lists_the_progress_of_the_given_roots_still_being_built(make_t
     )
     agents, docs, more = store.roots
     assert store.indexing(store.roots) == []
-    store.building["docs"] = Progress(done=40, total=120)
-    store.building["more"] = Progress(phase=Phase.CHECKING)
+    store.state["docs"].progress = Progress(done=40, total=120)
+    store.state["more"].progress = Progress(phase=Phase.CHECKING)
     assert store.indexing(store.roots) == ["docs:40/120", "more:checking"]
     assert store.indexing([agents, docs]) == ["docs:40/120"]  # only the roots asked about
     assert store.indexing([agents]) == []
@@ -280,10 +280,10 @@ def test_on_change_hears_of_updates_but_not_of_a_root_still_being_built(make_tre
     (root,) = store.roots
     heard: list[Root] = []
     store.on_change = heard.append
-    store.building[root.label] = Progress()
+    store.state[root.label].progress = Progress()
     store.apply(root, batch_of(store, root))
     assert heard == []
-    del store.building[root.label]
+    store.state[root.label].progress = None
     (folder / "overview.md").write_text("# Overview\n\nnew.\n")
     store.apply(root, batch_of(store, root, [reread(root, "overview.md")]))
     store.apply(root, Batch())  # changes nothing

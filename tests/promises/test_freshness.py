@@ -161,7 +161,7 @@ async def test_while_a_docs_root_is_indexed_the_tools_answer_partial_with_the_pr
             _, fields = split_status(await search(client, "alpha rules"))
             assert "partial" not in fields  # context_search reads .AGENTS only, which is whole
             release.set()
-            await eventually(lambda: not live.building, timeout=60)
+            await eventually(lambda: not any(live.building(r) for r in live.roots), timeout=60)
             _, fields = split_status(await search(client, f"word{n - 1}", "search_docs"))
             assert "partial" not in fields and "indexing" not in fields and fields["hits"] == "1"
     finally:
