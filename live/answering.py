@@ -105,7 +105,7 @@ def holding(found: Answer, corpus: Corpus) -> tuple[Answer, list[str]]:
         for d, unit in held
         if unit is not None
     ]
-    answer = replace(found, docs=docs, links={**found.links, **with_links(docs, corpus)})
+    answer = replace(found, docs=docs, links=with_links(docs, corpus))
     return answer, [d.unit.path for d, unit in held if unit is None]
 
 

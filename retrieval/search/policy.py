@@ -183,11 +183,11 @@ def _page(
 
 
 def _done(result: Answer, started: float, query: Query, corpus: Corpus | None = None) -> Answer:
-    """The answer with its query, its time, and (given the corpus) its hits' links."""
+    """The answer with its query, its time, and (given the corpus) which hits are pinned. Its
+    hits' links are found once they hold their text (`live.answering.holding`)."""
     elapsed = round((time.monotonic() - started) * 1000, 2)
-    found = with_links(result.docs, corpus) if corpus is not None else {}
     pinned = pinned_among(result.docs, corpus) if corpus is not None else frozenset()
-    return replace(result, elapsed_ms=elapsed, clipped=query.clipped, query=query, links=found, pinned=pinned)
+    return replace(result, elapsed_ms=elapsed, clipped=query.clipped, query=query, pinned=pinned)
 
 
 def _window_headings(windows: Sequence[Unit]) -> list[Unit]:
