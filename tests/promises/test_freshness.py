@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -538,7 +539,12 @@ async def test_every_call_answers_in_bounded_time_while_files_keep_changing(
                     word = text.rsplit(" ", 1)[-1].strip()
                     body, status = split_status(await search(client, word, tool=tool))
                     if status["hits"] == "0" or f"{label}/churn/{name}" not in body or "partial" in status:
-                        return f"{tool} {word!r} ({label}/churn/{name}): {status}"
+                        hit_paths = [path.split("#")[0] for path in re.findall(r'path="([^"]+)"', body)]
+                        there = {
+                            path: (root.parent / path).read_text() if (root.parent / path).is_file() else "(gone)"
+                            for path in hit_paths
+                        }
+                        return f"{tool} {word!r} ({label}/churn/{name}): {status}; shown {hit_paths}, on disk {there}"
             report = (await client.call_tool("context_status", {})).structured_content
             assert report is not None
             files = {r["label"]: (r["files"], r["indexing"]) for r in report["roots"]}
