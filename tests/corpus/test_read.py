@@ -7,7 +7,10 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
-from corpus.read import read_again, read_text
+import pytest
+
+import corpus.read
+from corpus.read import Changing, read_again, read_text
 from tests.corpus.support import corpus_of, reasons
 from tests.tally import tried
 
@@ -51,3 +54,26 @@ def test_a_file_read_again_is_returned_only_while_it_holds_the_bytes_read_before
     if hasattr(os, "mkfifo"):  # a FIFO in its place is never waited on
         os.mkfifo(path)
         assert again() is None
+
+
+def test_a_file_replaced_while_it_is_read_is_never_taken_for_the_new_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A writer renames another file onto the path just after the read opened it: the bytes read
+    are the old file's, which no longer exists; taken as the path's text, they would stay in the
+    index for good whenever the new file has the same size and times (one tick of the clock)."""
+    page, other = tmp_path / "page.md", tmp_path / "other.md"
+    page.write_text("# Page\n\nold words\n")
+    other.write_text("# Page\n\nnew words\n")
+    opened = corpus.read.open_confined
+
+    def open_then_replace(root: Path, real: Path) -> int:
+        fd = opened(root, real)
+        other.replace(page)
+        return fd
+
+    monkeypatch.setattr(corpus.read, "open_confined", open_then_replace)
+    with pytest.raises(Changing, match="replaced"):
+        read_text(tmp_path, page)
+    monkeypatch.undo()
+    assert read_text(tmp_path, page).text == "# Page\n\nnew words\n"
