@@ -5,8 +5,9 @@ update of it changed. `read_uri` reads one file fresh from disk, as the snapshot
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import ItemsView, Iterable, Iterator, Mapping, Sequence, ValuesView
 from dataclasses import dataclass, field
+from itertools import chain
 from pathlib import Path
 from typing import NamedTuple
 
@@ -14,7 +15,7 @@ from corpus import frontmatter
 from corpus.conventions import Convention, convention_of
 from corpus.errors import Missing, NotHeld, NotInCorpus
 from corpus.frontmatter import EMPTY, FrontMatter
-from corpus.identity import display_path, file_uri, parse_file_uri
+from corpus.identity import display_path, file_uri, parse_file_uri, split_display
 from corpus.read import DEFAULT_MAX_BYTES, FileText, Skipped, Stamp, read_text
 from corpus.roots import Root, RootKind
 from corpus.rules import PinSet
@@ -87,6 +88,63 @@ class Change:
         return len(self.added) + len(self.changed) + len(self.removed)
 
 
+class Files(Mapping[str, CorpusFile]):
+    """Every served file by display path, root by root: one map, made of each root's files by
+    relative path (`of`), which the live index changes in place."""
+
+    def __init__(self, labels: Iterable[str]) -> None:
+        self._roots: dict[str, dict[str, CorpusFile]] = {label: {} for label in labels}
+
+    def of(self, label: str) -> dict[str, CorpusFile]:
+        """The files of the root with this label, by relative path (the map itself, not a copy)."""
+        return self._roots[label]
+
+    def add(self, f: CorpusFile) -> None:
+        self._roots[f.root.label][f.rel] = f
+
+    def __getitem__(self, path: str) -> CorpusFile:
+        label, rel = split_display(path)
+        files = self._roots.get(label)
+        if files is None or rel not in files:
+            raise KeyError(path)
+        return files[rel]
+
+    def __contains__(self, path: object) -> bool:
+        if not isinstance(path, str):
+            return False
+        label, rel = split_display(path)
+        return rel in self._roots.get(label, ())
+
+    def __iter__(self) -> Iterator[str]:
+        return (f.path for f in self._all())
+
+    def __len__(self) -> int:
+        return sum(len(files) for files in self._roots.values())
+
+    def values(self) -> ValuesView[CorpusFile]:
+        return _Values(self)
+
+    def items(self) -> ItemsView[str, CorpusFile]:
+        return _Items(self)
+
+    def _all(self) -> Iterator[CorpusFile]:
+        return chain.from_iterable(files.values() for files in self._roots.values())
+
+
+class _Values(ValuesView[CorpusFile]):
+    _mapping: Files
+
+    def __iter__(self) -> Iterator[CorpusFile]:
+        return self._mapping._all()
+
+
+class _Items(ItemsView[str, CorpusFile]):
+    _mapping: Files
+
+    def __iter__(self) -> Iterator[tuple[str, CorpusFile]]:
+        return ((f.path, f) for f in self._mapping._all())
+
+
 @dataclass(slots=True)
 class Corpus:
     roots: list[Root]
@@ -94,9 +152,12 @@ class Corpus:
     max_bytes: int = DEFAULT_MAX_BYTES
     explicit_pins: bool = False
     """`--pin` was given: it replaces every root's default pins."""
-    files: dict[str, CorpusFile] = field(default_factory=dict)
-    """By display path, in walk order (root by root, paths sorted)."""
+    files: Files = field(init=False)
+    """By display path, root by root (each root's in the order its files were indexed)."""
     skipped: list[SkippedFile] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.files = Files(r.label for r in self.roots)
 
     @property
     def agents_root(self) -> Root | None:
@@ -118,7 +179,7 @@ class Corpus:
         return self.pins if self.explicit_pins or root.pins is None else PinSet(root.pins)
 
     def in_root(self, root: Root) -> list[CorpusFile]:
-        return [f for f in self.files.values() if f.root is root]
+        return list(self.files.of(root.label).values())
 
     def corpus_file(self, ref: FileRef, text: FileText) -> CorpusFile:
         meta = frontmatter.parse(ref.rel, text.text, _convention(ref))
@@ -166,8 +227,7 @@ def load(roots: Sequence[Root], pins: PinSet | None = None, max_bytes: int = DEF
                 continue
             except NotInCorpus:
                 continue  # vanished between the walk and the read
-            cf = corpus.corpus_file(ref, text)
-            corpus.files[cf.path] = cf
+            corpus.files.add(corpus.corpus_file(ref, text))
     return corpus
 
 

@@ -43,7 +43,6 @@ def restore(store: Store, cache: IndexCache, root: Root) -> bool:
         return False
     state = store.state[root.label]
     with store.writing():
-        store.corpus.files.update(zip([f.path for f in restored.files], restored.files, strict=True))
         state.files.update(zip([f.rel for f in restored.files], restored.files, strict=True))
         store.library.sections.unpack(restored.sections)
         store.library.windows.unpack(restored.windows)

@@ -91,7 +91,7 @@ def report(live: LiveIndex, watcher: Watcher | None, started: float) -> StatusRe
     with live.view() as view:
         roots = []
         for root in live.roots:
-            files = [f for f in view.corpus.files.values() if f.root is root]
+            files = view.corpus.in_root(root)
             # One lookup, and a copy: the indexer thread updates the root's progress as it reads.
             progress = p.snapshot() if (p := live.state[root.label].progress) is not None else None
             roots.append(

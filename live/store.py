@@ -87,8 +87,9 @@ class Progress:
 class RootState:
     """What the live index knows of one root."""
 
-    files: dict[str, CorpusFile] = field(default_factory=dict)
-    """By relative path; changed only in `apply`, read under the root's lock."""
+    files: dict[str, CorpusFile]
+    """By relative path: the corpus's own map of the root's files (`Files.of`), changed only by
+    `Store` (under its lock), read under the root's lock."""
     skipped: dict[str, SkippedFile] = field(default_factory=dict)
     present: bool = True
     fresh_as_of: float = 0.0
@@ -146,7 +147,7 @@ class Store:
         self.corpus = Corpus(self.roots, PinSet() if pins is None else pins, max_bytes, explicit_pins=pins is not None)
         self.library = Library(ranking)
         self.policy = Policy(self.library)
-        self.state = {r.label: RootState() for r in self.roots}
+        self.state = {r.label: RootState(self.corpus.files.of(r.label)) for r in self.roots}
         self.generation = 0
         self.last_change: Change | None = None
         self.last_error: str | None = None
@@ -217,13 +218,11 @@ class Store:
         """One batch of one root as one generation (none if it changed no file's content)."""
         state = self.state[root.label]
         with self.writing():
-            files, mine = self.corpus.files, state.files
+            mine = state.files
             before = {rel for rel in batch.files if rel in mine}
             for rel in batch.removed:
-                files.pop(f"{root.label}/{rel}", None)
                 mine.pop(rel, None)
-            for f in batch.files.values():
-                files[f.path] = mine[f.rel] = f
+            mine.update(batch.files)
             removed = {f"{root.label}/{rel}" for rel in batch.removed}
             if batch.prepared or removed:
                 self.library.apply({**batch.prepared, **dict.fromkeys(removed)})
@@ -247,8 +246,7 @@ class Store:
         `live.workers`), packed: added as one generation, as `apply` adds files."""
         state = self.state[root.label]
         with self.writing():
-            for f in restored.files:
-                self.corpus.files[f.path] = state.files[f.rel] = f
+            state.files.update(zip([f.rel for f in restored.files], restored.files, strict=True))
             self.library.sections.unpack(restored.sections)
             self.library.windows.unpack(restored.windows)
             change = Change(added=frozenset(f.path for f in restored.files), at=time.time())

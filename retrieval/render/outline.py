@@ -69,7 +69,7 @@ def outline(corpus: Corpus) -> Outline:
     ]
     roots = []
     for root in corpus.roots:
-        mine = [f for f in corpus.files.values() if f.root is root]
+        mine = corpus.in_root(root)
         roots.append(
             OutlineRoot(
                 label=root.label,

@@ -93,7 +93,7 @@ def applicable(corpus: Corpus, where: Mapping[str, str]) -> list[Applicable]:
             continue
         parts = rel.split("/")
         names = _names(parts)
-        for f in (f for f in corpus.files.values() if f.root is root):
+        for f in corpus.in_root(root):
             if f.meta.search_only:  # its own condition is not a path (a description, or by hand)
                 continue
             units = sections_of(f)

@@ -207,3 +207,20 @@ def test_a_file_without_its_text_does_not_read_the_disk_for_it(make_tree: Callab
     assert not kept.held and kept.text == "" and kept.digest == f.digest
     with pytest.raises(NotHeld, match=r"docs/guide\.md: the index does not hold this file's text"):
         kept.content()
+
+
+def test_the_files_by_display_path_are_each_roots_own_map(make_tree: Callable[..., Path]) -> None:
+    """One map: a file put in a root's map (as the live index does) is the corpus's by display
+    path at once, and gone from both when removed there."""
+    agents = make_tree({"a.md": "# A\n"})
+    corpus = load(make_roots([agents]))
+    files = corpus.files
+    (root,) = corpus.roots
+    mine = files.of(root.label)
+    assert list(files) == [".AGENTS/a.md"] and files[".AGENTS/a.md"] is mine["a.md"]
+    mine["b.md"] = mine["a.md"]._replace(rel="b.md", path=".AGENTS/b.md")
+    assert ".AGENTS/b.md" in files and len(files) == 2
+    assert [p for p, _ in files.items()] == [".AGENTS/a.md", ".AGENTS/b.md"]
+    del mine["a.md"]
+    assert ".AGENTS/a.md" not in files and files.get(".AGENTS/a.md") is None
+    assert [f.rel for f in files.values()] == ["b.md"] and "nolabel" not in files
