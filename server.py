@@ -245,6 +245,7 @@ def _tools(server: AgentsServer, app: App) -> None:
         path_prefix: d.PathPrefix = None,
         root: d.AgentsRoot = None,
         explain: d.Explain = False,
+        queries: d.Queries = [],  # noqa: B006 - read, never changed
     ) -> Annotated[CallToolResult, SearchResult]:
         return _search(
             app,
@@ -259,6 +260,7 @@ def _tools(server: AgentsServer, app: App) -> None:
                 max_tokens=max_tokens,
                 generation=generation,
                 explain=explain,
+                variants=tuple(queries),
             ),
         )
 
@@ -273,6 +275,7 @@ def _tools(server: AgentsServer, app: App) -> None:
         path_prefix: d.PathPrefix = None,
         root: d.AnyRoot = None,
         explain: d.Explain = False,
+        queries: d.Queries = [],  # noqa: B006 - read, never changed
     ) -> Annotated[CallToolResult, SearchResult]:
         return _search(
             app,
@@ -287,6 +290,7 @@ def _tools(server: AgentsServer, app: App) -> None:
                 max_tokens=max_tokens,
                 generation=generation,
                 explain=explain,
+                variants=tuple(queries),
             ),
         )
 

@@ -409,6 +409,7 @@ def _dispatch(args: argparse.Namespace, settings: Settings, live: LiveIndex) -> 
             detail=args.detail,
             max_tokens=args.max_tokens,
             deadline_s=settings.deadline_s,
+            variants=tuple(args.variants),
         )
         return run_search(live, request)
     if args.command == "read":

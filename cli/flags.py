@@ -14,6 +14,7 @@ from cli.setup import CLIENTS
 from corpus.clients import BY_KEY, UNKNOWN
 from live.cache import default_dir
 from retrieval.search.answer import DEFAULT_DETAIL, DEFAULT_MAX_TOKENS, DETAILS, SECTIONS, WINDOWS
+from retrieval.search.fusion import MAX_QUERIES
 
 
 def version() -> str:
@@ -251,6 +252,14 @@ def build_parser() -> argparse.ArgumentParser:
     search_cmd.add_argument("--path-prefix", help="only files under this path")
     search_cmd.add_argument("--in", dest="in_root", metavar="LABEL", help="only this root, by label")
     search_cmd.add_argument("--offset", type=int, default=0, help="skip this many hits")
+    search_cmd.add_argument(
+        "--or",
+        dest="variants",
+        action="append",
+        default=[],
+        metavar="QUERY",
+        help=f"another way to say the query (repeatable, {MAX_QUERIES - 1} at most): the lists are fused by rank",
+    )
 
     read_cmd = commands.add_parser(
         "read", parents=[corpus, output], help="read a file, a section or lines, as read_context does"
@@ -341,6 +350,8 @@ def parse(argv: list[str]) -> argparse.Namespace:
             args.docs.append("")
         else:
             parser.error("search needs a query: agents-context search [--docs [DIR]] [flags] QUERY")
+    if args.command == "search" and len(args.variants) >= MAX_QUERIES:
+        parser.error(f"--or takes at most {MAX_QUERIES - 1} other ways to say the query, not {len(args.variants)}")
     return args
 
 

@@ -73,11 +73,29 @@ def check(name: str, schema: Mapping[str, Any], value: object) -> object:
         return Refused(number) if isinstance(number, str) else number
     if "string" in types:
         return value if isinstance(value, str) else Refused(f"{name} must be a string, not {_shown(value)}")
+    if "array" in types:
+        return strings(name, schema, value)
     if "boolean" in types:
         if isinstance(value, str) and value.strip().casefold() in ("true", "false"):
             return value.strip().casefold() == "true"  # as models often write it
         return value if isinstance(value, bool) else Refused(f"{name} must be true or false, not {_shown(value)}")
     return value
+
+
+def strings(name: str, schema: Mapping[str, Any], value: object) -> object:
+    """A list of strings argument: a list, a JSON list written as a string, or one string (taken
+    as a list of it, as models often send it), of at most its `maxItems` strings."""
+    most = next((o["maxItems"] for o in [schema, *schema.get("anyOf", [])] if "maxItems" in o), None)
+    read = value
+    if isinstance(value, str):
+        try:
+            read = json.loads(value) if value.lstrip().startswith("[") else [value]
+        except ValueError:
+            read = [value]
+    if isinstance(read, list) and all(isinstance(v, str) for v in read) and (most is None or len(read) <= most):
+        return read
+    wanted = "a list of strings" if most is None else f"a list of at most {most} strings"
+    return Refused(f"{name} must be {wanted}, not {_shown(value)}")
 
 
 def missing(name: str, schema: Mapping[str, Any]) -> str:

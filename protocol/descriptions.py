@@ -21,6 +21,7 @@ from retrieval.render import briefing
 from retrieval.render.hits import MAX_MAX_TOKENS, MIN_MAX_TOKENS
 from retrieval.search import answer
 from retrieval.search.answer import SECTIONS, WINDOWS
+from retrieval.search.fusion import MAX_QUERIES
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,7 +36,7 @@ class Descriptions:
     context_status: str
 
 
-NAMES_CHARS = 160
+NAMES_CHARS = 128
 """The most characters of names (folders, pinned files, docs roots) each list in a description
 holds before it says `and N more`: whatever the project, `tools/list` stays within 16 KB."""
 _LABEL_CHARS = 40
@@ -71,17 +72,16 @@ Call it before guessing about a project rule, convention, term or design decisio
 nearest headings and files: retry with the words the documentation would use. The last line is \
 the status line [agents-context method=... hits=... gen=...].""",
         search_docs=f"""\
-Search {served} (pinned files included){with_docs} in passages of ~500 words (~700 tokens). Each \
+Search {served} (pinned files included){with_docs} in passages of ~500 words. Each \
 hit starts "--- <path>#<chunk> (score=...) ---"; a footer gives the cost. Prefer context_search for \
-rules and conventions; use search_docs for longer explanations and reference documentation, with \
-k=3 to 5 or detail="snippets". A miss says "(no results)" and lists the nearest files. The last \
-line is a status line [agents-context ...].{no_docs}""",
+rules; use this for longer explanations and reference docs, with k=3 to 5 or detail="snippets". A \
+miss says "(no results)" and lists the nearest files. The last line is a status line \
+[agents-context ...].{no_docs}""",
         context_for_path="""\
 Get the rules that apply to one source file before you edit it, most specific first: rules whose \
-own paths match it (Claude Code's and Cline's paths, Cursor's and Windsurf's globs, Copilot's \
-applyTo, Kiro's fileMatchPattern, applies_to), AGENTS.md, CLAUDE.md and GEMINI.md files in its \
-folders, a monorepo package's rules, and sections whose headings name its folders. Each block says \
-why it applies (applies="claude paths: src/api/**").""",
+own paths or globs match it (Claude Code, Cursor, Windsurf, Copilot, Kiro, Cline, applies_to), \
+AGENTS.md, CLAUDE.md and GEMINI.md files in its folders, a monorepo package's rules, and sections \
+whose headings name its folders. Each block says why it applies (applies="claude paths: src/api/**").""",
         read_context=f"""\
 Read a file, one section of it or a range of its lines: exactly the text on disk now. path is a \
 display path from an answer ({label}/security.md), a URI ({example}#secrets for one section) or a \
@@ -92,9 +92,8 @@ closest existing paths.""",
 the server instructions hold the pinned text, and again after your context was compacted; it is \
 always current. Costs the pinned files' size (at most {pinned_budget // 1024} KB).""",
         context_status="""\
-Check the index when answers look stale or empty: whether it is healthy, each root's files, \
-sections and windows, skipped files and why, the watcher's health, the last error, the \
-generation and how fresh it is.""",
+Check the index when answers look stale or empty: its health, each root's files, sections and \
+windows, skipped files and why, the watcher, the last error, the generation and its freshness.""",
     )
 
 
@@ -129,11 +128,15 @@ def _listed(inputs: str, outputs: str) -> tuple[dict[str, Any], dict[str, Any] |
     )
 
 
-_BOUNDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
+_BOUNDS = {
+    **dict.fromkeys(("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"), ("integer", "number")),
+    **dict.fromkeys(("minItems", "maxItems"), ("array",)),
+}
+"""Each bound, and the types of the branch it belongs in."""
 
 
 def bounds_inside(schema: dict[str, Any]) -> dict[str, Any]:
-    """`schema` with each nullable number's bounds moved into its number branch:
+    """`schema` with each nullable value's bounds moved into the branch of the type they bound:
     `{"anyOf": [{"type": "integer", "minimum": 0}, {"type": "null"}]}`. Beside an `anyOf`, a
     bound applies to no type in particular, which strict validators (Gemini CLI's) warn about
     on every call."""
@@ -147,11 +150,17 @@ def bounds_inside(schema: dict[str, Any]) -> dict[str, Any]:
         if not isinstance(options, list) or not bounds:
             moved[name] = prop
             continue
-        numbers = [o for o in options if isinstance(o, dict) and o.get("type") in ("integer", "number")]
         moved[name] = {k: v for k, v in prop.items() if k not in _BOUNDS} | {
-            "anyOf": [{**o, **bounds} if o in numbers else o for o in options]
+            "anyOf": [_bounded(o, bounds) for o in options]
         }
     return {**schema, "properties": moved}
+
+
+def _bounded(option: Any, bounds: Mapping[str, Any]) -> Any:
+    """One `anyOf` branch with the bounds that apply to its type."""
+    if not isinstance(option, dict):
+        return option
+    return option | {k: v for k, v in bounds.items() if option.get("type") in _BOUNDS[k]}
 
 
 def lean(schema: Mapping[str, Any], keep: Collection[str]) -> dict[str, Any]:
@@ -311,7 +320,11 @@ def _replace_ref(node: Any, ref: str, definition: dict[str, Any]) -> Any:
 
 Query = Annotated[
     str,
-    Field(description='A few specific words; "quoted phrases" match exactly; a file name finds that file.'),
+    Field(description='One concept, in the docs\' words; "quoted phrases" match exactly; a file name finds it.'),
+]
+Queries = Annotated[
+    list[str],
+    Field(description="Variants of the query, fused by rank.", max_length=MAX_QUERIES - 1),
 ]
 # Every number argument advertises its range as `minimum`/`maximum` (what a model should send),
 # and is never validated against it: `protocol.arguments.whole_number` clamps a number outside it.
@@ -357,10 +370,10 @@ WindowsK = Annotated[
 ]
 Explain = Annotated[
     bool,
-    Field(description="Also return why each hit matched: its terms and their score shares (structured)."),
+    Field(description="Why each hit matched, term by term (structured)."),
 ]
-AgentsRoot = Annotated[str | None, Field(description="Only this agents root, by label (a display path's first part).")]
-AnyRoot = Annotated[str | None, Field(description="Only this root, by label (a display path's first part).")]
+AgentsRoot = Annotated[str | None, Field(description="Only this agents root (a display path's first part).")]
+AnyRoot = Annotated[str | None, Field(description="Only this root (a display path's first part).")]
 SourcePath = Annotated[
     str,
     Field(description="The source file to edit, relative to the project: src/api/auth.py."),

@@ -114,6 +114,9 @@ class SearchRequest:
     explain: bool = False
     """The structured result says why each hit matched."""
     deadline_s: float = DEADLINE_S
+    variants: tuple[str, ...] = ()
+    """More ways to say `query` (the tools' `queries`): each is searched, and the lists are fused by
+    reciprocal rank (`retrieval.search.fusion`)."""
 
     @property
     def scope(self) -> Scope:

@@ -27,14 +27,18 @@ from retrieval.engine.library import Library
 from retrieval.search.answer import SECTIONS, Answer, Method, Miss, Scope, SearchKind, SearchRequest
 from retrieval.search.applies import applicable
 from retrieval.search.feedback import expansion
+from retrieval.search.fusion import fuse, variants
 from retrieval.search.links import LinkTo, links
 from retrieval.search.nearest import Candidate, Nearest, candidates, nearest
-from retrieval.search.retriever import BM25Retriever, RetrievalRequest, RetrievedDocument, Retriever
+from retrieval.search.retriever import BM25Retriever, Found, RetrievalRequest, RetrievedDocument, Retriever
 from retrieval.text.query import Query, looks_like_path, parse
 
 SHOWN_CHARS = 200
 """Queries and phrases quoted back in messages are cut to this many characters (the budget must hold)."""
 _POOLS_KEPT = 4
+FUSED_DEPTH = 30
+"""How deep each query's list goes when several are fused: a hit ranked low by one query and high
+by another needs to be in both lists to rise."""
 
 
 def served(library: Library, kind: SearchKind) -> BM25Retriever:
@@ -85,18 +89,29 @@ class Policy:
             return _done(page, started, query, corpus)
         allow = scope.allows if scope.filtered else None
         retriever = self.retrievers[scope.kind]
-        # One more than the page, to know whether a next page exists after copies and the floor.
         deadline = started + request.deadline_s
-        asked = RetrievalRequest(
-            query_text, want + 1, deadline=deadline, allow=allow, phrases=query.phrases, terms=query.terms
+        more = [parse(v, library.tokenize) for v in variants(query_text, request.variants)[1:]]
+        # One more than the page, to know whether a next page exists after copies and the floor.
+        depth = max(want + 1, FUSED_DEPTH) if more else want + 1
+        result, method, reason = _ranked(
+            retriever, query, scope, RetrievalRequest("", depth, deadline=deadline, allow=allow)
         )
-        method = Method.PHRASE if query.phrases else Method.BM25
-        reason: str | None = None
-        result = retriever.search(asked)
-        if not result.docs and query.phrases and not result.partial:
-            method = Method.BM25_RELAXED
-            reason = _relaxed_reason(query, scope)
-            result = retriever.search(replace(asked, phrases=()))
+        if more:
+            result = fuse(
+                [
+                    result,
+                    *(
+                        _ranked(retriever, q, scope, RetrievalRequest("", depth, deadline=deadline, allow=allow))[0]
+                        for q in more
+                    ),
+                ],
+                want + 1,
+            )
+            query = replace(
+                query,
+                terms=tuple(dict.fromkeys(t for q in (query, *more) for t in q.terms)),
+                clipped=query.clipped or any(q.clipped for q in more),
+            )
         if result.docs:
             page = _page(result.docs, offset, k, method, reason, result.candidates, partial=result.partial)
             return _done(page, started, query, corpus)
@@ -135,6 +150,18 @@ class Policy:
             while len(self._pools) > _POOLS_KEPT:
                 del self._pools[next(iter(self._pools))]
         return nearest(query_text, pool)
+
+
+def _ranked(
+    retriever: Retriever, query: Query, scope: Scope, asked: RetrievalRequest
+) -> tuple[Found, Method, str | None]:
+    """One query's ranked list: its quoted phrases as written (`phrase`), their words without the
+    quotes when that matched nothing (`bm25-relaxed`, and why), or its words (`bm25`)."""
+    asked = replace(asked, query=query.raw, phrases=query.phrases, terms=query.terms)
+    result = retriever.search(asked)
+    if not result.docs and query.phrases and not result.partial:
+        return retriever.search(replace(asked, phrases=())), Method.BM25_RELAXED, _relaxed_reason(query, scope)
+    return result, Method.PHRASE if query.phrases else Method.BM25, None
 
 
 def with_links(docs: Sequence[RetrievedDocument], corpus: Corpus) -> dict[str, tuple[LinkTo, ...]]:

@@ -25,6 +25,14 @@ def test_search_prints_what_context_search_answers(agents: Path) -> None:
     assert data["hits"][0]["citation"] == ".AGENTS/deploy.md:5-7 (Deploy > Rollback)"
 
 
+def test_search_takes_other_ways_to_say_the_query(agents: Path) -> None:
+    alone = as_json("search", "undo a bad release", "--root", str(agents))
+    data = as_json("search", "undo a bad release", "--or", "roll back", "--or", "zebra", "--root", str(agents))
+    assert not alone["hits"] and data["hits"][0]["citation"] == ".AGENTS/deploy.md:5-7 (Deploy > Rollback)"
+    many = cli("search", "deploy", *[arg for q in "abcde" for arg in ("--or", q)], "--root", str(agents))
+    assert many.returncode == 2 and "--or takes at most 4 other ways to say the query, not 5" in many.stderr
+
+
 def test_search_docs_mode_and_paths_detail(agents: Path, make_tree: Callable[..., Path]) -> None:
     docs = make_tree({"guide.md": "# Guide\n\nzebra crossing\n"}, name="docs")
     done = cli("search", "zebra", "--docs", "--root", str(agents), "--docs", str(docs), "--detail", "paths")

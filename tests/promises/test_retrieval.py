@@ -300,3 +300,29 @@ async def test_front_matter_tags_rank_a_file_for_its_topics(make_tree: Callable[
     assert hit["path"] == ".AGENTS/deploy.md"
     assert "kubernetes" not in hit["text"]  # found by its tag alone; the tag is not shown as a heading
     assert "(Shipping > Releases)" in hit["citation"]
+
+
+async def test_several_ways_of_asking_are_searched_and_fused_in_one_call(server: AgentsServer) -> None:
+    """A query that alone misses the answer finds it when a variant names it; the hit both
+    variants rank comes first; the status line is one answer's."""
+    async with Client(server) as client:
+        _, alone, only = await call(client, "context_search", query="undo a bad release", k=3)
+        body, status, fused = await call(
+            client, "context_search", query="undo a bad release", queries=["roll back the deploy", "zebra switch"], k=3
+        )
+        _, _, docs = await call(client, "search_docs", query="monthly token", queries="rotate secrets", k=2)
+    assert alone["method"] == "outline" and not only["hits"]  # no word of the first query is in the corpus
+    assert status["method"] == "bm25" and fused["hits"][0]["heading"] == "Rollback" and "zebra switch" in body
+    assert docs["hits"] and docs["hits"][0]["path"] == ".AGENTS/security.md"  # one string: a list of one
+
+
+async def test_too_many_queries_or_not_strings_get_one_sentence(server: AgentsServer) -> None:
+    async with Client(server) as client:
+        many = await client.call_tool("context_search", {"query": "deploy", "queries": ["a", "b", "c", "d", "e"]})
+        wrong = await client.call_tool("search_docs", {"query": "deploy", "queries": [1, 2]})
+        listed = {t.name: t.input_schema for t in (await client.list_tools()).tools}
+    assert (
+        many.is_error and text_of(many) == 'queries must be a list of at most 4 strings, not ["a", "b", "c", "d", "e"]'
+    )
+    assert wrong.is_error and text_of(wrong) == "queries must be a list of at most 4 strings, not [1, 2]"
+    assert listed["context_search"]["properties"]["queries"]["maxItems"] == 4

@@ -251,7 +251,7 @@ def test_listed_input_schemas_keep_descriptions_and_constraints_without_titles_o
     properties = schema["properties"]
     assert "title" not in keys(schema)
     assert schema["required"] == ["query"]
-    assert properties["query"]["description"].startswith("A few specific words")
+    assert properties["query"]["description"].startswith("One concept, in the docs' words")
     assert properties["k"] == {
         "default": 3,
         "description": "Most sections to return (clamped).",

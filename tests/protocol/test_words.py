@@ -96,8 +96,7 @@ async def test_the_tool_descriptions_name_what_is_served(server: AgentsServer) -
     assert 'pinned="true": from a pinned file' in search
     assert "not searched here" not in search
     assert f"and the documentation roots {DOCS_NAMED} in passages" in tools["search_docs"]
-    assert "Kiro's fileMatchPattern, applies_to)" in tools["context_for_path"]
-    assert "Claude Code's and Cline's paths" in tools["context_for_path"]
+    assert "(Claude Code, Cursor, Windsurf, Copilot, Kiro, Cline, applies_to)" in tools["context_for_path"]
     assert "Cursor's globs/applies_to" not in tools["context_for_path"]
     assert "(.agents/security.md)" in tools["read_context"]
     assert tools["pinned_context"].startswith("Return the pinned files (.agents/rules.md:")
@@ -186,6 +185,13 @@ async def test_input_schemas_keep_every_constraint_and_description(server: Agent
     assert search["properties"]["detail"]["enum"] == ["paths", "snippets", "sections"]
     assert search["properties"]["generation"]["anyOf"] == [{"type": "integer", "minimum": 0}, {"type": "null"}]
     assert "default" not in search["properties"]["generation"]  # a null default says nothing
+    assert search["properties"]["queries"] == {
+        "default": [],
+        "description": "Variants of the query, fused by rank.",
+        "items": {"type": "string"},
+        "maxItems": 4,
+        "type": "array",
+    }
     for schema in schemas.values():
         for name, prop in schema["properties"].items():
             assert prop.get("description"), name
@@ -257,6 +263,7 @@ WRONG: dict[str, list[object]] = {
     "integer": ["seven", 2.5, True, "", [7], {"k": 7}, "1e1"],
     "enum": ["bogus", "", 5, True, ["paths"], {"detail": "paths"}],
     "boolean": [5, 2.5, "yes", "", [True], {"explain": True}],
+    "strings": [5, 2.5, True, [1], [["a"]], {"queries": ["a"]}, '["a", 1]', ["a", "b", "c", "d", "e"]],
 }
 """Values of the wrong type for each kind of argument (null joins them where it is refused)."""
 
@@ -280,6 +287,7 @@ def bad_calls() -> list[tuple[str, str, object]]:
         "root": ("string", True),
         "section": ("string", True),
         "explain": ("boolean", False),
+        "queries": ("strings", False),
     }
     assert d.Detail is not None
     arguments = {
@@ -293,8 +301,20 @@ def bad_calls() -> list[tuple[str, str, object]]:
             "path_prefix",
             "root",
             "explain",
+            "queries",
         ],
-        "search_docs": ["query", "k", "max_tokens", "detail", "offset", "generation", "path_prefix", "root", "explain"],
+        "search_docs": [
+            "query",
+            "k",
+            "max_tokens",
+            "detail",
+            "offset",
+            "generation",
+            "path_prefix",
+            "root",
+            "explain",
+            "queries",
+        ],
         "context_for_path": ["path", "max_tokens", "detail"],
         "read_context": ["path", "section", "start_line", "end_line", "max_tokens"],
     }
