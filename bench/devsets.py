@@ -1,0 +1,193 @@
+"""The development sets (`bench/devsets/`): questions an agent asks mid-task over real documentation
+trees and real repositories' agent files, each asked as the tools ask it (the retrieval policy, the
+shipped ranking) and scored against its judged pages and sections, beside plain BM25 in the same run.
+
+    uv run python -m bench.devsets              # the table (about a minute)
+    uv run python -m bench.devsets --misses     # and every question whose answer is not in the top 3
+
+Documentation sets: `search_docs` ranks windows, and a page's rank is where its first window is
+(MRR over the top 10 windows, Hit@1, Hit@3); `context_search` ranks sections (section hit@3). Agent
+files sets (`agents-*`, served as a project's agent files): sections (hit@1, hit@3, MRR) and files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from corpus.catalog import Corpus, load
+from corpus.identity import split_display
+from corpus.roots import make_roots
+from corpus.rules import PinSet
+from retrieval.engine.library import Library, index_corpus
+from retrieval.engine.ranking import DEFAULT, PLAIN, Ranking
+from retrieval.search.answer import SECTIONS, WINDOWS, SearchKind, SearchRequest
+from retrieval.search.policy import Policy
+
+DEVSETS = Path(__file__).resolve().parent / "devsets"
+KINDS = ("lookup", "how-to", "conceptual", "comparison", "troubleshooting")
+DEPTH = 10
+"""How deep each answer is read: a page or section ranked below this counts as not found."""
+
+
+@dataclass(frozen=True, slots=True)
+class Judged:
+    """One question and what answers it: sections as (path in the set's files, heading)."""
+
+    text: str
+    kind: str
+    sections: frozenset[tuple[str, str]]
+
+    @property
+    def pages(self) -> frozenset[str]:
+        return frozenset(path for path, _ in self.sections)
+
+
+@dataclass(frozen=True, slots=True)
+class DevSet:
+    name: str
+    files: Path
+    agents: bool
+    """Agent files of a repository (served as a project's agent files), not a documentation tree."""
+    questions: tuple[Judged, ...]
+
+
+def load_sets(folder: Path = DEVSETS) -> list[DevSet]:
+    """Every set under `folder`: a sub-folder holding `files/` and `questions.jsonl`."""
+    sets = []
+    for path in sorted(p for p in folder.iterdir() if (p / "questions.jsonl").is_file()):
+        questions = []
+        for line in (path / "questions.jsonl").read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                row = json.loads(line)
+                answers = frozenset((a["path"], a["heading"]) for a in row["answers"])
+                questions.append(Judged(row["question"], row["kind"], answers))
+        sets.append(DevSet(path.name, path / "files", path.name.startswith("agents-"), tuple(questions)))
+    return sets
+
+
+def indexed(devset: DevSet, ranking: Ranking) -> tuple[Corpus, Library]:
+    """The set's files as the server indexes them: a documentation tree as a folder of its own, a
+    repository's agent files as a project's (`--conventional`), nothing pinned."""
+    roots = make_roots([], conventional=devset.files) if devset.agents else make_roots([devset.files])
+    corpus = load(roots, PinSet([]))
+    return corpus, index_corpus(corpus, Library(ranking))
+
+
+def ranked(policy: Policy, corpus: Corpus, query: str, kind: SearchKind) -> list[tuple[str, str | None]]:
+    """(path in the set's files, heading) of each hit, best first, as the tool answers it."""
+    request = SearchRequest(query=query, kind=kind, k=DEPTH, deadline_s=60.0)
+    return [(split_display(d.unit.path)[1], d.unit.heading) for d in policy.answer(request, corpus).docs]
+
+
+def first(found: Iterable[object], wanted: frozenset[object]) -> int | None:
+    """1-based rank of the first item of `found` in `wanted`."""
+    return next((i for i, item in enumerate(found, start=1) if item in wanted), None)
+
+
+@dataclass(slots=True)
+class Ranks:
+    """Where each question's answer came: its first page (in windows) and first section."""
+
+    page: list[int | None]
+    section: list[int | None]
+    file: list[int | None]
+
+
+def run(devset: DevSet, ranking: Ranking) -> Ranks:
+    corpus, library = indexed(devset, ranking)
+    policy = Policy(library)
+    ranks = Ranks([], [], [])
+    for q in devset.questions:
+        sections = ranked(policy, corpus, q.text, SECTIONS)
+        windows = ranked(policy, corpus, q.text, WINDOWS)
+        ranks.section.append(first(sections, q.sections))
+        ranks.file.append(first(dict.fromkeys(p for p, _ in sections), q.pages))
+        ranks.page.append(first(dict.fromkeys(p for p, _ in windows), q.pages))
+    return ranks
+
+
+def mrr(ranks: Sequence[int | None]) -> float:
+    return sum(1.0 / r for r in ranks if r) / len(ranks) if ranks else 0.0
+
+
+def hit(ranks: Sequence[int | None], k: int) -> float:
+    return sum(1 for r in ranks if r and r <= k) / len(ranks) if ranks else 0.0
+
+
+HEADER = [
+    "| set | questions | ranker | page MRR | page Hit@1 | page Hit@3 | section Hit@1 | section Hit@3 "
+    "| section MRR | file Hit@3 |",
+    "|---|---|---|---|---|---|---|---|---|---|",
+]
+
+
+def row(label: str, who: str, ranks: Ranks) -> str:
+    n = len(ranks.section)
+    cells = [mrr(ranks.page), hit(ranks.page, 1), hit(ranks.page, 3)]
+    cells += [hit(ranks.section, 1), hit(ranks.section, 3), mrr(ranks.section), hit(ranks.file, 3)]
+    return f"| {label} | {n} | {who} | " + " | ".join(f"{c:.3f}" for c in cells) + " |"
+
+
+def joined(parts: Iterable[Ranks]) -> Ranks:
+    out = Ranks([], [], [])
+    for r in parts:
+        out.page += r.page
+        out.section += r.section
+        out.file += r.file
+    return out
+
+
+def report(sets: Sequence[DevSet], rankings: Sequence[tuple[str, Ranking]], misses: bool = False) -> list[str]:
+    """The table: each set, the documentation sets together, the agent files sets together, all,
+    and each kind of question, for each ranking; then the misses of the first ranking."""
+    out = [*HEADER]
+    runs = {who: {s.name: run(s, ranking) for s in sets} for who, ranking in rankings}
+    groups = [(s.name, [s]) for s in sets]
+    groups += [
+        ("documentation", [s for s in sets if not s.agents]),
+        ("agent files", [s for s in sets if s.agents]),
+        ("all", list(sets)),
+    ]
+    for label, members in groups:
+        if members:
+            out += [row(label, who, joined(by_set[s.name] for s in members)) for who, by_set in runs.items()]
+    for kind in KINDS:
+        for who, by_set in runs.items():
+            picked = [
+                Ranks([r.page[i]], [r.section[i]], [r.file[i]])
+                for s in sets
+                for i, q in enumerate(s.questions)
+                if q.kind == kind
+                for r in (by_set[s.name],)
+            ]
+            if picked:
+                out.append(row(f"kind: {kind}", who, joined(picked)))
+    if misses:
+        out += ["", "Not in the top 3 (sections; pages for documentation):", ""]
+        who, by_set = next(iter(runs.items()))
+        for s in sets:
+            r = by_set[s.name]
+            for i, q in enumerate(s.questions):
+                rank = r.section[i] if s.agents else r.page[i]
+                if not rank or rank > 3:
+                    want = "; ".join(f"{p} > {h}" for p, h in sorted(q.sections))
+                    out.append(f"- [{s.name}, {q.kind}] {q.text} (rank {rank}; want {want})")
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="bench.devsets", description=__doc__.split("\n")[0])
+    parser.add_argument("--misses", action="store_true", help="list the questions not answered in the top 3")
+    parser.add_argument("--only", action="append", metavar="SET", help="only this set (repeatable)")
+    args = parser.parse_args(argv)
+    sets = [s for s in load_sets() if not args.only or s.name in args.only]
+    print("\n".join(report(sets, [("ours", DEFAULT), ("plain BM25", PLAIN)], args.misses)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
