@@ -156,6 +156,20 @@ def test_asked_to_explain_the_model_gets_each_hits_terms(harness: Harness, proje
         assert "zebra switch" in seen
 
 
+def test_a_model_that_asks_several_ways_at_once_gets_one_fused_answer(harness: Harness, project: Path) -> None:
+    """The model's own variants, in `queries` as the client passes the list: the first way of
+    asking alone matches nothing; with the variants the answer leads with the section they share."""
+    calls = [
+        ("context_search", {"query": "undo a bad release"}),
+        ("context_search", {"query": "undo a bad release", "queries": ["roll back the deploy", "zebra switch"]}),
+    ]
+    _, (alone, fused) = play(harness, project, *calls)
+    assert "<context " not in alone and "method=outline" in alone, (harness.name, alone[:300])
+    first_hit = fused[fused.index("<context ") :].split("\n", 1)[0]
+    assert first_hit.startswith('<context path=".AGENTS/deploy.md" section="Rollback"'), (harness.name, fused[:300])
+    assert "method=bm25" in fused
+
+
 def test_no_file_reaches_the_model_twice(harness: Harness, project: Path) -> None:
     run, (pinned,) = play(harness, project, ("pinned_context", {}))
     first = harness.module.context_text(run, 0)
