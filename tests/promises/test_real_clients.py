@@ -159,7 +159,7 @@ def test_asked_to_explain_the_model_gets_each_hits_terms(harness: Harness, proje
 def test_a_model_that_asks_several_ways_at_once_gets_one_fused_answer(harness: Harness, project: Path) -> None:
     """The model's own variants, in `queries` as the client passes the list: the first way of
     asking alone matches nothing; with the variants the answer leads with the section they share."""
-    calls = [
+    calls: list[tuple[str, dict[str, Any]]] = [
         ("context_search", {"query": "undo a bad release"}),
         ("context_search", {"query": "undo a bad release", "queries": ["roll back the deploy", "zebra switch"]}),
     ]
