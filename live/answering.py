@@ -54,7 +54,7 @@ def answer(live: LiveIndex, request: SearchRequest) -> Rendered:
 def freshness(live: LiveIndex, view: View, roots: Sequence[Root]) -> Freshness:
     """How current an answer from `view` is, for a search of `roots`: `indexing` names the roots
     still being indexed (`label:done/total`) and those whose files are still changing
-    (`label:changing`, see `LiveIndex.changing`)."""
+    (`label:changing`, see `Store.changing`)."""
     return Freshness(
         generation=view.generation,
         fresh_as_of=live.fresh_since(roots),

@@ -45,7 +45,7 @@ from live.changes import Batch, Pass, fs_path, merged, refreshed, relative, swep
 from live.persist import SAVE_ON_EXIT_FILES, IdleSaves, without_collections
 from live.reading import Reader
 from live.settle import SETTLE_S, Settler
-from live.store import CHANGING, Phase, Progress, Store
+from live.store import Phase, Progress, Store
 from retrieval.chunks.units import Unit
 from retrieval.engine.ranking import DEFAULT, Ranking
 
@@ -171,9 +171,10 @@ class LiveIndex(Store):
         `CATCH_UP_S`; a root left behind says it is `changing`). Docs roots rely on the watcher
         where it `covered` them; elsewhere each call asks for one bounded step of their patrol (a
         stat sweep spread over calls), made in the background."""
-        deadline = time.monotonic() + budget_s
+        asked = time.monotonic()
+        deadline = asked + budget_s
         for root in self.agents_roots:
-            self.sweep(root, deadline)
+            self.sweep(root, deadline, since=asked)
         docs = [r for r in self.roots if r.kind is RootKind.DOCS]
         if docs:
             self.patrol_soon(r for r in docs if not covered(r))
@@ -191,14 +192,19 @@ class LiveIndex(Store):
             except Exception as exc:  # keep serving the last good index, whatever went wrong
                 return self.failed(root, exc)
 
-    def sweep(self, root: Root, deadline: float | None = None) -> Change:
+    def sweep(self, root: Root, deadline: float | None = None, since: float | None = None) -> Change:
         """Bring `root` up to date by stat: only files whose size or mtime moved are re-read. With
-        `deadline` (a call's, see `catch_up`), it waits for the lock and pauses for files to hold
-        still only until then; reads of files that hold still are made all the same."""
+        `deadline` (a call's, see `catch_up`), it waits for the lock and for files to hold still
+        only until then. With `since` (when a call came, `time.monotonic()`), any sweep begun
+        after it serves: calls queued behind one sweep share the next."""
+        state = self.state[root.label]
 
         def work() -> Change:
-            started = time.time()
+            if since is not None and state.swept >= since:
+                return Change()
+            begun, started = time.monotonic(), time.time()
             change = self._sweep(root, deadline)
+            state.swept = max(state.swept, begun)
             self.mark_fresh(root, started)
             return change
 
@@ -223,19 +229,6 @@ class LiveIndex(Store):
         it was still being written (`pending`): a change not read is not reflected."""
         if not self.state[root.label].pending:
             super().mark_fresh(root, moment)
-
-    def missed(self, root: Root, moment: float) -> None:
-        """A call at `moment` answered without bringing `root` up to date (its update lock stayed
-        busy, or the files behind its hits kept changing): the root is `changing` until it is
-        fresh as of a later moment."""
-        state = self.state[root.label]
-        state.missed = max(state.missed, moment)
-
-    def changing(self, roots: Iterable[Root]) -> list[str]:
-        """`label:changing` for each of these roots whose files are still changing: a file left as
-        it was because it was being written, or a call that answered without catching up (see
-        `missed`). Answers from them are the freshest complete generation, marked partial."""
-        return [f"{r.label}:{CHANGING}" for r in roots if not self.building(r) and self.state[r.label].changing]
 
     def rebuild(self) -> Change:
         """Sweep every root; the changes of all of them together."""

@@ -85,12 +85,19 @@ class Settler:
         after it: what is still changing then stays `pending`. And once files have been seen
         changing under the reads, none is read past the deadline: that is churn, and reading
         could go on as long as the writer does (without a file changing under them, reads go on:
-        a bulk change that has landed is read whole). The files left unread are `pending` too;
-        True when some were."""
+        a bulk change that has landed is read whole). No read waits at all for a file that was
+        still changing at the last attempt and has changed again since (it is rewritten faster
+        than it settles: a writer's loop, a log): it stays `pending`, and answers say its root is
+        changing. The files left unread are `pending` too; True when some were."""
         run = _Run(root, known, pending, batch, take)
+        # Rewritten again since it was last found changing: rewritten faster than it settles (a
+        # writer's loop, a log). Nobody waits for it, holding the root's lock the while; the next
+        # event or call finds it still, and the watcher's quiet tick retries it (`retry_pending`).
+        churning = {ref.rel for ref in refs if ref.rel in pending and not still(ref, self.settle_s)}
+        refs = [ref for ref in refs if ref.rel not in churning]
         hold_still(refs, self.settle_s)
         changing: list[FileRef] = []
-        cut = False
+        cut = bool(churning)
         for i, ref in enumerate(refs):
             if self.stopping.is_set():
                 break  # shutting down: stop reading (what was read is applied as usual)
@@ -185,6 +192,11 @@ def _refused(run: _Run, ref: FileRef, exc: NotInCorpus) -> None:
         run.batch.skipped[ref.rel] = SkippedFile(run.root, ref.rel, exc.refusal)
     if ref.rel in run.known:
         run.batch.removed.add(ref.rel)
+
+
+def still(ref: FileRef, settle_s: float) -> bool:
+    """Whether the file was last modified at least `settle_s` before now."""
+    return time.time() - max(ref.mtime_ns, ref.ctime_ns) / 1e9 >= settle_s
 
 
 def hold_still(refs: list[FileRef], settle_s: float) -> None:

@@ -161,7 +161,7 @@ def report(live: LiveIndex, watcher: Watcher | None, started: float) -> StatusRe
 
 
 def _changing(live: LiveIndex, root: Root) -> str | None:
-    """`changing` while the root's files are still changing (see `LiveIndex.changing`)."""
+    """`changing` while the root's files are still changing (see `Store.changing`)."""
     return CHANGING if live.changing([root]) else None
 
 

@@ -57,7 +57,7 @@ class Phase(Enum):
 
 CHANGING = "changing"
 """What a root whose files change faster than they settle is doing, as `indexing` says it after
-its label (`LiveIndex.changing`) and in `context_status`."""
+its label (`Store.changing`) and in `context_status`."""
 
 
 @dataclass(slots=True)
@@ -103,10 +103,13 @@ class RootState:
     waiting: int = 0
     """Sweeps and refreshes waiting for `lock` (patrol steps give way to them)."""
     missed: float = 0.0
-    """When a call last answered without bringing the root up to date (see `LiveIndex.missed`)."""
+    """When a call last answered without bringing the root up to date (see `Store.missed`)."""
     pending: set[str] = field(default_factory=set)
     """Relative paths still being written at the last attempt to read them: left as indexed until
     the next event or call reads them (`live.settle`)."""
+    swept: float = 0.0
+    """When the last whole stat sweep of the root began (`time.monotonic()`): a call that came
+    before it needs no sweep of its own (`LiveIndex.sweep`)."""
     patrol: Pass | None = None
     _guard: threading.Lock = field(default_factory=threading.Lock)
     """Guards `waiting`."""
@@ -135,7 +138,7 @@ class RootState:
     @property
     def changing(self) -> bool:
         """Files still being written, or a call answered without catching up since the root was
-        last fresh (see `LiveIndex.missed`)."""
+        last fresh (see `Store.missed`)."""
         return bool(self.pending) or self.missed > self.fresh_as_of
 
 
@@ -205,6 +208,19 @@ class Store:
         if not self.building(root):  # a root still being read is not fresh as of anything
             state = self.state[root.label]
             state.fresh_as_of = max(state.fresh_as_of, moment)
+
+    def missed(self, root: Root, moment: float) -> None:
+        """A call at `moment` answered without bringing `root` up to date (its update lock stayed
+        busy, or the files behind its hits kept changing): the root is `changing` until it is
+        fresh as of a later moment."""
+        state = self.state[root.label]
+        state.missed = max(state.missed, moment)
+
+    def changing(self, roots: Iterable[Root]) -> list[str]:
+        """`label:changing` for each of these roots whose files are still changing: a file left as
+        it was because it was being written, or a call that answered without catching up (see
+        `missed`). Answers from them are the freshest complete generation, marked partial."""
+        return [f"{r.label}:{CHANGING}" for r in roots if not self.building(r) and self.state[r.label].changing]
 
     def changed_after(self, paths: Iterable[str], generation: int) -> bool:
         """Whether any of these display paths changed in a generation after `generation`."""

@@ -369,3 +369,18 @@ def test_past_its_deadline_a_call_reads_a_landed_bulk_change_whole_but_stops_und
     monkeypatch.undo()
     assert len(live.sweep(r).changed) == 30
     assert live.changing(live.roots) == []
+
+
+def test_calls_that_came_before_a_sweep_began_share_it(make_tree: Callable[..., Path]) -> None:
+    """One catch-up for the calls queued behind another: a call needs the disk as it was when it
+    came, which any sweep begun after that moment has seen."""
+    root = make_tree({"a.md": "# A\n\nold words\n"})
+    live = LiveIndex(make_roots([root]))
+    (r,) = live.roots
+    came = time.monotonic()
+    live.sweep(r)  # someone's sweep, begun after the call came
+    (root / "a.md").write_text("# A\n\nnew words\n")
+    assert live.sweep(r, since=came).count == 0  # served by that sweep: none of its own
+    assert live.corpus.files[".AGENTS/a.md"].text == "# A\n\nold words\n"
+    assert live.sweep(r, since=time.monotonic()).count == 1  # a call that came after it sweeps
+    assert live.corpus.files[".AGENTS/a.md"].text == "# A\n\nnew words\n"

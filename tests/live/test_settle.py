@@ -118,3 +118,21 @@ def test_files_changed_since_their_stat_are_read_again_after_one_pause_for_all(
     assert all(f.text.endswith("edited\nnewer words\n") for f in live.corpus.files.values())
     assert len(pauses) <= 2, pauses  # the settle wait, then one retry round for all 40
     assert live.changing(live.roots) == []
+
+
+def test_a_file_rewritten_again_since_it_was_found_changing_is_not_waited_for(make_tree: Callable[..., Path]) -> None:
+    """A file being rewritten faster than it settles (a writer's loop, a log) was found changing;
+    rewritten again since, nobody waits for it holding the root's lock: it stays pending (its
+    root says it is changing) and as indexed, until it holds still."""
+    root = make_tree({"log.md": "# Log\n\nfirst entry\n"})
+    live = LiveIndex(make_roots([root]), settle_s=2.0)  # "rewritten since" = within the last 2 s here
+    (r,) = live.roots
+    state = live.state[r.label]
+    (root / "log.md").write_text("# Log\n\nsecond entry\n")
+    state.pending.add("log.md")  # the last attempt found it changing
+    live.sweep(r)
+    assert live.corpus.files[".AGENTS/log.md"].text == "# Log\n\nfirst entry\n"
+    assert state.pending == {"log.md"} and live.changing([r]) == [".AGENTS:changing"]
+    state.pending.discard("log.md")  # not found changing before: a save is waited for and read
+    live.sweep(r)
+    assert live.corpus.files[".AGENTS/log.md"].text == "# Log\n\nsecond entry\n" and not state.pending
