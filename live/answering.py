@@ -99,7 +99,8 @@ def holding(found: Answer, corpus: Corpus) -> tuple[Answer, list[str]]:
     its file), each cut to the line the policy asked (`from_line`), and the links of each hit read
     from that text; but for the hits whose file no longer has the content it was indexed with:
     those are left out, and their files' display paths returned."""
-    held = [(d, texts.held(d.unit)) for d in found.docs]
+    read: texts.Read = {}
+    held = [(d, texts.held(d.unit, read)) for d in found.docs]
     docs = [
         replace(d, unit=unit if d.from_line is None else unit.starting_at(d.from_line), from_line=None)
         for d, unit in held

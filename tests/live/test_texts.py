@@ -71,3 +71,18 @@ def test_a_unit_whose_file_changed_since_it_was_indexed_cannot_hold_its_text(
     assert texts.held(unit) is None
     with pytest.raises(NotHeld):
         _ = unit.text  # the unit itself never reads the file
+
+
+def test_each_answer_reads_its_hits_files_again(make_tree: Callable[..., Path]) -> None:
+    """Within one answer a file is read once; the next answer reads it again, so a file that
+    changed meanwhile (here keeping its size) is never shown as indexed from a text kept before."""
+    docs = make_tree({"guide.md": "# Guide\n\nStep one.\n"}, name="docs")
+    kept = load(make_roots([], [docs])).files["docs/guide.md"].without_text()
+    one_answer: texts.Read = {}
+    assert texts.content(kept, one_answer) == "# Guide\n\nStep one.\n"
+    (docs / "guide.md").write_text("# Guide\n\nStep two.\n")
+    assert texts.content(kept, one_answer) == "# Guide\n\nStep one.\n"  # the same answer: read once
+    with pytest.raises(Moved):
+        texts.content(kept, {})  # the next answer
+    with pytest.raises(Moved):
+        texts.content(kept)

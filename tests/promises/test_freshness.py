@@ -539,12 +539,22 @@ async def test_every_call_answers_in_bounded_time_while_files_keep_changing(
                     word = text.rsplit(" ", 1)[-1].strip()
                     body, status = split_status(await search(client, word, tool=tool))
                     if status["hits"] == "0" or f"{label}/churn/{name}" not in body or "partial" in status:
-                        hit_paths = [path.split("#")[0] for path in re.findall(r'path="([^"]+)"', body)]
+                        pairs: list[tuple[str, str]] = re.findall(r'path="([^"#]+)|^--- ([^#\s]+)#', body, re.MULTILINE)
+                        hit_paths = [a or b for a, b in pairs]
+                        live = server.app.live
                         there = {
-                            path: (root.parent / path).read_text() if (root.parent / path).is_file() else "(gone)"
+                            path: (
+                                (root.parent / path).read_text() if (root.parent / path).is_file() else "(gone)",
+                                (root.parent / path).stat()[6:] if (root.parent / path).is_file() else None,
+                                live.corpus.files[path].stamp if path in live.corpus.files else None,
+                            )
                             for path in hit_paths
                         }
-                        return f"{tool} {word!r} ({label}/churn/{name}): {status}; shown {hit_paths}, on disk {there}"
+                        pending = {r.label: sorted(live.state[r.label].pending) for r in live.roots}
+                        return (
+                            f"{tool} {word!r} ({label}/churn/{name}): {status}; shown (text, disk stat, indexed "
+                            f"stamp) {there}; pending {pending}"
+                        )
             report = (await client.call_tool("context_status", {})).structured_content
             assert report is not None
             files = {r["label"]: (r["files"], r["indexing"]) for r in report["roots"]}
