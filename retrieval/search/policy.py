@@ -8,9 +8,11 @@ In order:
 - `bm25`: ranked keyword search, any query word may match;
 - `outline`: nothing matched at all: the nearest headings and files, by fuzzy match on their
   text (the navigation layer that always works).
-Every answer says which method ran and why a fallback happened, how many units matched, and
-whether the deadline cut it short; `next_offset` only when a next page exists, and an offset past
-the end says so.
+Other ways of saying the query (`queries`) each run through phrase, bm25-relaxed and bm25 too,
+and their lists are fused by rank (`retrieval.search.fusion`); the first query's method is the
+answer's. Every answer says which method ran and why a fallback happened, how many units
+matched, and whether the deadline cut it short; `next_offset` only when a next page exists, and an
+offset past the end says so.
 """
 
 from __future__ import annotations
@@ -93,25 +95,11 @@ class Policy:
         more = [parse(v, library.tokenize) for v in variants(query_text, request.variants)[1:]]
         # One more than the page, to know whether a next page exists after copies and the floor.
         depth = max(want + 1, FUSED_DEPTH) if more else want + 1
-        result, method, reason = _ranked(
-            retriever, query, scope, RetrievalRequest("", depth, deadline=deadline, allow=allow)
-        )
+        asked = RetrievalRequest("", depth, deadline=deadline, allow=allow)
+        result, method, reason = _ranked(retriever, query, scope, asked)
         if more:
-            result = fuse(
-                [
-                    result,
-                    *(
-                        _ranked(retriever, q, scope, RetrievalRequest("", depth, deadline=deadline, allow=allow))[0]
-                        for q in more
-                    ),
-                ],
-                want + 1,
-            )
-            query = replace(
-                query,
-                terms=tuple(dict.fromkeys(t for q in (query, *more) for t in q.terms)),
-                clipped=query.clipped or any(q.clipped for q in more),
-            )
+            result = fuse([result, *(_ranked(retriever, q, scope, asked)[0] for q in more)], want + 1)
+            query = _joined(query, more)
         if result.docs:
             page = _page(result.docs, offset, k, method, reason, result.candidates, partial=result.partial)
             return _done(page, started, query, corpus)
@@ -162,6 +150,12 @@ def _ranked(
     if not result.docs and query.phrases and not result.partial:
         return retriever.search(replace(asked, phrases=())), Method.BM25_RELAXED, _relaxed_reason(query, scope)
     return result, Method.PHRASE if query.phrases else Method.BM25, None
+
+
+def _joined(query: Query, more: Sequence[Query]) -> Query:
+    """`query` with the terms of every query fused with it: they pick the hits' snippet lines."""
+    terms = tuple(dict.fromkeys(t for q in (query, *more) for t in q.terms))
+    return replace(query, terms=terms, clipped=query.clipped or any(q.clipped for q in more))
 
 
 def with_links(docs: Sequence[RetrievedDocument], corpus: Corpus) -> dict[str, tuple[LinkTo, ...]]:
