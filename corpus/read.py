@@ -196,6 +196,7 @@ def read_text(
             raise Skipped(SkipKind.TOO_LARGE, f"too large ({opened.st_size} bytes, limit {max_bytes})")
         opened = _quiet(fd, opened, path.name)
         data = _read_settled(fd, max_bytes, opened, path.name)
+        _still_there(real, opened, path.name)
     except OSError as exc:
         raise Skipped(SkipKind.UNREADABLE, f"unreadable ({_why(exc)})") from None
     finally:
@@ -259,8 +260,7 @@ def _read_settled(fd: int, max_bytes: int, opened: os.stat_result, name: str) ->
 
     A write during the read shows in the size and times (`_quiet` made sure it lands in a later
     tick of the clock), except on file systems whose clock ticks by the second (FAT, HFS+). So a
-    file changed in the last two seconds is read twice and must read the same both times. A file
-    no longer linked (replaced or deleted since it was opened) is not what the path holds. What no
+    file changed in the last two seconds is read twice and must read the same both times. What no
     reader can tell is a writer stopped mid-write for longer than all this: the file is then, on
     disk, what was read."""
     data = _read_at_most(fd, max_bytes + 1, opened.st_size)
@@ -269,16 +269,23 @@ def _read_settled(fd: int, max_bytes: int, opened: os.stat_result, name: str) ->
     after = os.fstat(fd)
     if stamp(after) != stamp(opened) or len(data) != after.st_size:
         raise Changing(f"{name} changed while it was read")
-    if after.st_nlink == 0:
-        # Replaced (a file renamed onto it) or deleted since it was opened: what was read is no
-        # longer on disk, and the file now at the path may carry the same stamp when both were
-        # written in one tick of the file system's clock (coarse unless a file's times were read).
-        raise Changing(f"{name} was replaced while it was read")
     if time.time_ns() - max(opened.st_mtime_ns, opened.st_ctime_ns) < RECENT_NS:
         again = os.pread(fd, len(data) + 1, 0) if _PREAD else _reread(fd, len(data) + 1)
         if again != data or stamp(os.fstat(fd)) != stamp(opened):
             raise Changing(f"{name} changed while it was read")
     return data
+
+
+def _still_there(real: Path, opened: os.stat_result, name: str) -> None:
+    """`Changing` unless the path still names the file that was read: renamed away or replaced
+    since it was opened, its bytes are not what the path holds now, and the file now there can
+    carry the very same size and times (both written in one tick of the file system's clock)."""
+    try:
+        now = real.lstat()
+    except FileNotFoundError:
+        raise Changing(f"{name} was replaced while it was read") from None
+    if (now.st_dev, now.st_ino) != (opened.st_dev, opened.st_ino):
+        raise Changing(f"{name} was replaced while it was read")
 
 
 def _reread(fd: int, limit: int) -> bytes:

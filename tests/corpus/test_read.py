@@ -77,3 +77,26 @@ def test_a_file_replaced_while_it_is_read_is_never_taken_for_the_new_one(
         read_text(tmp_path, page)
     monkeypatch.undo()
     assert read_text(tmp_path, page).text == "# Page\n\nnew words\n"
+
+
+def test_a_file_renamed_away_while_it_is_read_is_never_taken_for_the_one_now_there(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The writer renames the file away just after the read opened it, and writes a new one of
+    the same size at its path: the bytes read live on elsewhere (still linked), and are not what
+    the path holds."""
+    page = tmp_path / "page.md"
+    page.write_text("# Page\n\nold words\n")
+    opened = corpus.read.open_confined
+
+    def open_then_move(root: Path, real: Path) -> int:
+        fd = opened(root, real)
+        page.rename(tmp_path / "moved.md")
+        page.write_text("# Page\n\nnew words\n")
+        return fd
+
+    monkeypatch.setattr(corpus.read, "open_confined", open_then_move)
+    with pytest.raises(Changing, match="replaced"):
+        read_text(tmp_path, page)
+    monkeypatch.undo()
+    assert read_text(tmp_path, page).text == "# Page\n\nnew words\n"

@@ -551,6 +551,12 @@ async def test_every_call_answers_in_bounded_time_while_files_keep_changing(
                             for path in hit_paths
                         }
                         pending = {r.label: sorted(live.state[r.label].pending) for r in live.roots}
+                        wanted = f"{label}/churn/{name}"
+                        there[wanted] = (
+                            text,
+                            (root / "churn" / name).stat()[6:],
+                            live.corpus.files[wanted].stamp if wanted in live.corpus.files else None,
+                        )
                         return (
                             f"{tool} {word!r} ({label}/churn/{name}): {status}; shown (text, disk stat, indexed "
                             f"stamp) {there}; pending {pending}"
