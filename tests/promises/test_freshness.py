@@ -434,8 +434,10 @@ CHURNED = 60
 
 
 def churned_word(n: int) -> str:
-    """A word of letters only, one per write (`version 305` -> `qdaf`): it is in one file at most."""
-    return "q" + "".join("abcdefghij"[int(c)] for c in str(n))
+    """A word of letters only, one per write (`version 305` -> `qdafx`): it is in one file at most,
+    as indexed too. The `x` keeps stemming from making two words one term (`qcaged` and `qcagee`
+    both stem to `qcage`: the two files then look like near copies, and an answer shows one)."""
+    return "q" + "".join("abcdefghij"[int(c)] for c in str(n)) + "x"
 
 
 def churn_roots(roots: list[Path], stop: threading.Event, ops: list[int]) -> None:
