@@ -88,7 +88,7 @@ class Settler:
         a bulk change that has landed is read whole). No read waits at all for a file that was
         still changing at the last attempt and has changed again since (it is rewritten faster
         than it settles: a writer's loop, a log): it stays `pending`, and answers say its root is
-        changing. The files left unread are `pending` too; True when some were."""
+        changing. The files the deadline left unread are `pending` too; True when there were some."""
         run = _Run(root, known, pending, batch, take)
         # Rewritten again since it was last found changing: rewritten faster than it settles (a
         # writer's loop, a log). Nobody waits for it, holding the root's lock the while; the next
@@ -97,7 +97,7 @@ class Settler:
         refs = [ref for ref in refs if ref.rel not in churning]
         hold_still(refs, self.settle_s)
         changing: list[FileRef] = []
-        cut = bool(churning)
+        cut = False
         for i, ref in enumerate(refs):
             if self.stopping.is_set():
                 break  # shutting down: stop reading (what was read is applied as usual)
