@@ -290,31 +290,10 @@ def bad_calls() -> list[tuple[str, str, object]]:
         "queries": ("strings", False),
     }
     assert d.Detail is not None
+    search = ["query", "k", "max_tokens", "detail", "offset", "generation", "path_prefix", "root", "explain", "queries"]
     arguments = {
-        "context_search": [
-            "query",
-            "k",
-            "max_tokens",
-            "detail",
-            "offset",
-            "generation",
-            "path_prefix",
-            "root",
-            "explain",
-            "queries",
-        ],
-        "search_docs": [
-            "query",
-            "k",
-            "max_tokens",
-            "detail",
-            "offset",
-            "generation",
-            "path_prefix",
-            "root",
-            "explain",
-            "queries",
-        ],
+        "context_search": search,
+        "search_docs": search,
         "context_for_path": ["path", "max_tokens", "detail"],
         "read_context": ["path", "section", "start_line", "end_line", "max_tokens"],
     }
