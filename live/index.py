@@ -29,6 +29,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
@@ -44,7 +45,7 @@ from live.cache import IndexCache
 from live.changes import Batch, Pass, fs_path, merged, refreshed, relative, swept
 from live.persist import SAVE_ON_EXIT_FILES, IdleSaves, without_collections
 from live.reading import Reader
-from live.settle import SETTLE_S, Settler
+from live.settle import SETTLE_S, Came, Later, Settler
 from live.store import Phase, Progress, Store
 from retrieval.chunks.units import Unit
 from retrieval.engine.ranking import DEFAULT, Ranking
@@ -171,10 +172,14 @@ class LiveIndex(Store):
         `CATCH_UP_S`; a root left behind says it is `changing`). Docs roots rely on the watcher
         where it `covered` them; elsewhere each call asks for one bounded step of their patrol (a
         stat sweep spread over calls), made in the background."""
-        asked = time.monotonic()
-        deadline = asked + budget_s
+        came = Came.now(outside=True)
+        deadline = came.at + budget_s
         for root in self.agents_roots:
-            self.sweep(root, deadline, since=asked)
+            try:
+                self.sweep(root, deadline, came)
+            except Later as later:  # noqa: PERF203 - the lock is free again: wait without it, then once more
+                time.sleep(max(0.0, min(later.seconds, deadline - time.monotonic())))
+                self.sweep(root, deadline, replace(came, outside=False))
         docs = [r for r in self.roots if r.kind is RootKind.DOCS]
         if docs:
             self.patrol_soon(r for r in docs if not covered(r))
@@ -189,21 +194,24 @@ class LiveIndex(Store):
                 return None
             try:
                 return work()
+            except Later:
+                raise
             except Exception as exc:  # keep serving the last good index, whatever went wrong
                 return self.failed(root, exc)
 
-    def sweep(self, root: Root, deadline: float | None = None, since: float | None = None) -> Change:
+    def sweep(self, root: Root, deadline: float | None = None, came: Came | None = None) -> Change:
         """Bring `root` up to date by stat: only files whose size or mtime moved are re-read. With
         `deadline` (a call's, see `catch_up`), it waits for the lock and for files to hold still
-        only until then. With `since` (when a call came, `time.monotonic()`), any sweep begun
-        after it serves: calls queued behind one sweep share the next."""
+        only until then. With `came` (when a call came), any sweep begun after it serves (calls
+        queued behind one sweep share the next), and files saved after it are not waited for
+        (see `Reader.now_or_later`)."""
         state = self.state[root.label]
 
         def work() -> Change:
-            if since is not None and state.swept >= since:
+            if came is not None and state.swept >= came.at:
                 return Change()
             begun, started = time.monotonic(), time.time()
-            change = self._sweep(root, deadline)
+            change = self._sweep(root, deadline, came)
             state.swept = max(state.swept, begun)
             self.mark_fresh(root, started)
             return change
@@ -226,8 +234,8 @@ class LiveIndex(Store):
 
     def mark_fresh(self, root: Root, moment: float) -> None:
         """As `Store.mark_fresh`, but never while a file of the root was left as it was because
-        it was still being written (`pending`): a change not read is not reflected."""
-        if not self.state[root.label].pending:
+        it was still being written (`pending`, `later`): a change not read is not reflected."""
+        if not self.state[root.label].pending and not self.state[root.label].later:
             super().mark_fresh(root, moment)
 
     def rebuild(self) -> Change:
@@ -298,7 +306,7 @@ class LiveIndex(Store):
 
     # --- one update: find, read, apply --------------------------------------------------------
 
-    def _sweep(self, root: Root, deadline: float | None = None) -> Change:
+    def _sweep(self, root: Root, deadline: float | None = None, came: Came | None = None) -> Change:
         state = self.state[root.label]
         pending = self.state[root.label].pending
         if not root_present(root):
@@ -314,6 +322,7 @@ class LiveIndex(Store):
         stale, batch = swept(root, state.files, state.skipped, state.rules)
         # A file left mid-write that is now gone, or back as indexed, is no longer being written.
         pending.intersection_update([ref.rel for ref in stale])
+        stale = self._reader.now_or_later(root, stale, came)
         if not stale and not batch.removed and batch.skipped == state.skipped and self.last_error is None:
             return Change()  # nothing moved (the case before almost every answer): no update to apply
         return self._reader.read_apply(root, stale, batch, deadline)

@@ -18,7 +18,7 @@ from corpus.scan import FileRef, SkippedFile
 from live import codec, workers
 from live.changes import Batch, holds_text, merged
 from live.persist import freeze_chunk
-from live.settle import Settler
+from live.settle import Came, Later, Settler, young
 from live.store import Store
 from retrieval.engine.memory import release_free_memory
 
@@ -52,7 +52,24 @@ class Reader:
         """Read `refs` into `batch` once they hold still (see `Settler.read`); True when some
         were left unread (`pending`) because the call's `deadline` came."""
         state = self.store.state[root.label]
-        return self.settler.read(root, refs, state.files, state.pending, batch, self.take, deadline)
+        state.later.difference_update(ref.rel for ref in refs)
+        busy = lambda: state.waiting > 0  # noqa: E731 - someone waits for the root's lock
+        return self.settler.read(root, refs, state.files, state.pending, batch, self.take, deadline, busy)
+
+    def now_or_later(self, root: Root, refs: list[FileRef], came: Came | None) -> list[FileRef]:
+        """The files of a whole sweep to read now. For a call (`came`), those saved after it came
+        and still settling are left for later (`RootState.later`, see `settle.young`); with
+        `came.outside`, `Later` is raised while the others are still settling, so that the
+        caller waits for them without the root's lock."""
+        state = self.store.state[root.label]
+        if came is None or not refs:
+            state.later = set()
+            return refs
+        sorted_ = young(refs, self.settler.settle_s, came.at_ns, state.pending)
+        if came.outside and sorted_.wait > 0:
+            raise Later(sorted_.wait)
+        state.later = {ref.rel for ref in sorted_.later}
+        return sorted_.ready
 
     def read_apply(
         self, root: Root, refs: list[FileRef], batch: Batch, deadline: float | None = None, beside: bool = True

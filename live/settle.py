@@ -73,6 +73,7 @@ class Settler:
         batch: Batch,
         take: Take,
         deadline: float | None = None,
+        busy: Callable[[], bool] = lambda: False,
     ) -> bool:
         """Read `refs` into `batch` (through `take`); a file skipped now is recorded as skipped, and
         removed if it was indexed; a file still changing is left as it was (its relative path
@@ -88,7 +89,9 @@ class Settler:
         a bulk change that has landed is read whole). No read waits at all for a file that was
         still changing at the last attempt and has changed again since (it is rewritten faster
         than it settles: a writer's loop, a log): it stays `pending`, and answers say its root is
-        changing. The files the deadline left unread are `pending` too; True when there were some."""
+        changing. The files the deadline left unread are `pending` too; True when there were some.
+        While someone waits for the root's lock (`busy`), no retry round pauses holding it: the
+        files that changed under the reads stay `pending` for the next event or call."""
         run = _Run(root, known, pending, batch, take)
         # Rewritten again since it was last found changing: rewritten faster than it settles (a
         # writer's loop, a log). Nobody waits for it, holding the root's lock the while; the next
@@ -118,7 +121,7 @@ class Settler:
         for delay in _RETRY_DELAYS:
             if not changing or self.stopping.is_set():
                 break
-            if deadline is not None and time.monotonic() + delay > deadline:
+            if (deadline is not None and time.monotonic() + delay > deadline) or busy():
                 break
             changing = self._read_again(run, changing, delay, deadline)
         pending.update(ref.rel for ref in changing)  # keep what is indexed; the next event or call retries
@@ -197,6 +200,68 @@ def _refused(run: _Run, ref: FileRef, exc: NotInCorpus) -> None:
 def still(ref: FileRef, settle_s: float) -> bool:
     """Whether the file was last modified at least `settle_s` before now."""
     return time.time() - max(ref.mtime_ns, ref.ctime_ns) / 1e9 >= settle_s
+
+
+@dataclass(frozen=True, slots=True)
+class Came:
+    """When a call came, for its read-your-writes: any sweep begun after `at` serves it, and
+    files saved after `at_ns` are no part of the disk it must see (see `young`)."""
+
+    at: float
+    """`time.monotonic()`."""
+    at_ns: int
+    """`time.time_ns()`, to compare with files' times."""
+    outside: bool = False
+    """Raise `Later` rather than pause for settling files while holding the root's lock."""
+
+    @classmethod
+    def now(cls, outside: bool = False) -> Came:
+        return cls(time.monotonic(), time.time_ns(), outside)
+
+
+class Later(Exception):
+    """A call's files are still settling: wait `seconds` without the root's lock, then look again."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"files settle in {seconds:.3f} s")
+        self.seconds = seconds
+
+
+@dataclass(frozen=True, slots=True)
+class Young:
+    """A call's files to read, sorted by whether the call must wait for them (see `young`)."""
+
+    ready: list[FileRef]
+    """To read now, the ones saved before the call came included (`wait` says how long until
+    they hold still)."""
+    later: list[FileRef]
+    """Saved after the call came and still settling: not the call's to wait for."""
+    wait: float
+    """Seconds until the newest of `ready` was saved `settle_s` ago (0: none is that young)."""
+
+
+def young(refs: list[FileRef], settle_s: float, came_ns: int, pending: set[str]) -> Young:
+    """Sort a call's files (the call came at `came_ns`, `time.time_ns()`): a file saved after the
+    call came and still settling is no part of the disk the call must see, unless it also changed
+    before, which cannot be told; it is left unread (`pending`: the answer says its root is
+    changing, and the watcher or the next call reads it). The others are read, once settled,
+    but for the `pending` ones rewritten since they were found changing, which nobody waits for
+    (see `Settler.read`). A file dated in the future is waited for at most `settle_s`."""
+    now = time.time_ns()
+    settle_ns = int(settle_s * 1e9)
+    ready: list[FileRef] = []
+    later: list[FileRef] = []
+    newest = 0
+    for ref in refs:
+        saved = max(ref.mtime_ns, ref.ctime_ns)
+        if came_ns < saved <= now and now - saved < settle_ns:
+            later.append(ref)
+        else:
+            ready.append(ref)
+            if ref.rel not in pending or now - saved >= settle_ns:
+                newest = max(newest, ref.mtime_ns)  # as `hold_still` waits
+    wait = min(settle_ns - (now - newest), settle_ns) / 1e9 if newest else 0.0
+    return Young(ready, later, max(wait, 0.0))
 
 
 def hold_still(refs: list[FileRef], settle_s: float) -> None:

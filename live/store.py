@@ -107,6 +107,9 @@ class RootState:
     pending: set[str] = field(default_factory=set)
     """Relative paths still being written at the last attempt to read them: left as indexed until
     the next event or call reads them (`live.settle`)."""
+    later: set[str] = field(default_factory=set)
+    """Relative paths saved after the call whose sweep found them came, and still settling then:
+    left as indexed, not waited for (`Reader.now_or_later`), unlike `pending` never found changing."""
     swept: float = 0.0
     """When the last whole stat sweep of the root began (`time.monotonic()`): a call that came
     before it needs no sweep of its own (`LiveIndex.sweep`)."""
@@ -139,7 +142,7 @@ class RootState:
     def changing(self) -> bool:
         """Files still being written, or a call answered without catching up since the root was
         last fresh (see `Store.missed`)."""
-        return bool(self.pending) or self.missed > self.fresh_as_of
+        return bool(self.pending or self.later) or self.missed > self.fresh_as_of
 
 
 class Store:

@@ -21,6 +21,7 @@ from live import index as live_module
 from live import reading
 from live.changes import swept
 from live.index import LiveIndex
+from live.settle import Came
 from retrieval.search.answer import WINDOWS
 from retrieval.search.policy import served
 from retrieval.search.retriever import RetrievalRequest
@@ -377,10 +378,49 @@ def test_calls_that_came_before_a_sweep_began_share_it(make_tree: Callable[..., 
     root = make_tree({"a.md": "# A\n\nold words\n"})
     live = LiveIndex(make_roots([root]))
     (r,) = live.roots
-    came = time.monotonic()
+    came = Came.now()
     live.sweep(r)  # someone's sweep, begun after the call came
     (root / "a.md").write_text("# A\n\nnew words\n")
-    assert live.sweep(r, since=came).count == 0  # served by that sweep: none of its own
+    assert live.sweep(r, came=came).count == 0  # served by that sweep: none of its own
     assert live.corpus.files[".AGENTS/a.md"].text == "# A\n\nold words\n"
-    assert live.sweep(r, since=time.monotonic()).count == 1  # a call that came after it sweeps
+    assert live.sweep(r, came=Came.now()).count == 1  # a call that came after it sweeps
     assert live.corpus.files[".AGENTS/a.md"].text == "# A\n\nnew words\n"
+
+
+def test_a_call_waits_for_its_files_to_settle_without_holding_the_root(make_tree: Callable[..., Path]) -> None:
+    """A file saved just before a call is read once it holds still, and the call waits for that
+    without the root's update lock: the watcher and the other calls go on meanwhile (they queued
+    behind the pause before, one call after another)."""
+    root = make_tree({"a.md": "# A\n\nalpha\n"})
+    live = LiveIndex(make_roots([root]), settle_s=2.0)
+    (r,) = live.roots
+    (root / "a.md").write_text("# A\n\nbeta beta\n")
+    call = threading.Thread(target=live.catch_up, args=(lambda _: True, 10.0))
+    call.start()
+    time.sleep(0.3)  # the call is pausing for the file now (2 s)
+    held = live.state[r.label].lock.acquire(timeout=1.0)
+    assert held, "the call paused holding the root's lock"
+    live.state[r.label].lock.release()
+    call.join(timeout=30)
+    assert ranked(live, "beta") and not ranked(live, "alpha")  # read-your-writes all the same
+    assert live.changing(live.roots) == []
+
+
+def test_a_call_does_not_wait_for_a_file_saved_after_it_came(make_tree: Callable[..., Path]) -> None:
+    """A file saved after a call came, and still settling, is no part of the disk that call must
+    see: it is not waited for. Whether it also changed before cannot be told, so it is left as
+    indexed and the answer says its root is changing, until a sweep reads it once it is still."""
+    root = make_tree({"a.md": "# A\n\nalpha\n", "b.md": "# B\n\nbravo\n"})
+    live = LiveIndex(make_roots([root]), settle_s=2.0)
+    (r,) = live.roots
+    (root / "b.md").write_text("# B\n\nbefore the call\n")
+    os.utime(root / "b.md", ns=(time.time_ns() - 10**10,) * 2)  # saved and settled before the call
+    came = Came.now()
+    (root / "a.md").write_text("# A\n\nsaved after the call came\n")
+    live.sweep(r, time.monotonic() + 30, came)
+    assert live.corpus.files[".AGENTS/b.md"].text == "# B\n\nbefore the call\n"
+    assert live.corpus.files[".AGENTS/a.md"].text == "# A\n\nalpha\n"
+    assert live.changing(live.roots) == [".AGENTS:changing"]
+    live.sweep(r)  # not a call's: waits for the file to hold still, and reads it
+    assert live.corpus.files[".AGENTS/a.md"].text == "# A\n\nsaved after the call came\n"
+    assert live.changing(live.roots) == []

@@ -120,6 +120,40 @@ def test_files_changed_since_their_stat_are_read_again_after_one_pause_for_all(
     assert live.changing(live.roots) == []
 
 
+def test_no_retry_round_pauses_holding_a_root_someone_waits_for(
+    make_tree: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A retry round pauses (up to 0.2 s) holding the root's update lock. While a call or the
+    watcher waits for that lock, the files that changed under the reads are left pending instead
+    (their root says it is changing) and read by the next event or call: 20 sessions under a
+    writer queued behind those pauses until their budgets ran out."""
+    root = make_tree({"a.md": "# A\n\nold words\n"})
+    live = LiveIndex(make_roots([root]))
+    (r,) = live.roots
+    (root / "a.md").write_text("# A\n\nedited\n")
+    real = swept
+
+    def walk_then_write(*args: Any) -> Any:
+        stale, batch = real(*args)
+        for ref in stale:  # changes again after the walk stat'd it
+            ref.path.write_text(ref.path.read_text() + "newer words\n")
+        return stale, batch
+
+    pauses: list[float] = []
+    monkeypatch.setattr(live_module, "swept", walk_then_write)
+    monkeypatch.setattr(settle, "time", SimpleNamespace(time=time.time, monotonic=time.monotonic, sleep=pauses.append))
+    live.state[r.label].waiting = 1  # someone waits for the root's lock
+    live.sweep(r)
+    assert live.corpus.files[".AGENTS/a.md"].text == "# A\n\nold words\n"
+    assert live.state[r.label].pending == {"a.md"} and live.changing(live.roots) == [".AGENTS:changing"]
+    assert len(pauses) <= 1, pauses  # the settle wait at most, no retry round
+    live.state[r.label].waiting = 0
+    monkeypatch.undo()
+    live.sweep(r)
+    assert live.corpus.files[".AGENTS/a.md"].text == "# A\n\nedited\nnewer words\n"
+    assert live.changing(live.roots) == []
+
+
 def test_a_file_rewritten_again_since_it_was_found_changing_is_not_waited_for(make_tree: Callable[..., Path]) -> None:
     """A file being rewritten faster than it settles (a writer's loop, a log) was found changing;
     rewritten again since, nobody waits for it holding the root's lock: it stays pending (its
