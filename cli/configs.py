@@ -79,8 +79,16 @@ def _list(parent: dict[str, Any], key: str) -> list[Any]:
     return value
 
 
+STARTED = ("command", "args", "env", "cwd", "env_vars")
+"""The keys of a server the client starts: they mean nothing to (or break, in Codex) a URL's entry."""
+REACHED = ("url", "httpUrl", "type", "headers", "http_headers", "env_http_headers", "bearer_token_env_var")
+"""The keys of a server the client reaches at a URL."""
+
+
 def server_part(key: str, entry: dict[str, Any], make: Callable[[], Any] = dict) -> Part:
-    """Our entry under `key` (`mcpServers`, `servers`, `mcp_servers`); a user's own keys in it are kept."""
+    """Our entry under `key` (`mcpServers`, `servers`, `mcp_servers`); a user's own keys in it are
+    kept, but for those of the other transport (`STARTED` once a URL is set up, `REACHED` once a
+    command is)."""
 
     def add(doc: Doc) -> None:
         servers = _child(doc, key, make)
@@ -88,6 +96,9 @@ def server_part(key: str, entry: dict[str, Any], make: Callable[[], Any] = dict)
         if not isinstance(current, dict):
             servers[SERVER] = _fresh(servers, entry)
             return
+        other = REACHED if "command" in entry else STARTED
+        for name in [k for k in other if k in current and k not in entry]:
+            del current[name]
         for name, value in entry.items():
             if plain(current.get(name)) != value:
                 current[name] = value

@@ -330,12 +330,19 @@ def _setup_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser])
         help="take out what setup added (our server entry, our hook handlers, and the groups and files that "
         "this leaves empty), nothing else",
     )
-    setup_cmd.add_argument(
+    how = setup_cmd.add_mutually_exclusive_group()
+    how.add_argument(
         "--command",
         metavar="CMD",
         dest="server_command",  # not `command`: that names the subcommand
         help="the command that starts the server (default: the absolute path of this agents-context "
         "script, else uvx --from this checkout)",
+    )
+    how.add_argument(
+        "--url",
+        metavar="URL",
+        help="connect to one server already running over streamable HTTP, shared by every session "
+        "(such as http://127.0.0.1:8000/mcp), instead of starting one per session",
     )
 
 

@@ -125,10 +125,32 @@ def _words(*words: str) -> str:
 # --- each client's files -------------------------------------------------------------------------
 
 
-def files(client: str, project: Path, how: Launch) -> list[ConfigFile]:
-    """The files `setup CLIENT` writes, each with what goes into it."""
-    server = {"command": how.command, "args": how.args(project, hooked=client in HOOK_CLIENTS)}
+def files(client: str, project: Path, how: Launch, url: str | None = None) -> list[ConfigFile]:
+    """The files `setup CLIENT` writes, each with what goes into it; with `url`, the server entry
+    points at a server already running there (streamable HTTP) instead of starting one."""
+    if url is not None:
+        server = _URL_ENTRY[client](url)
+    else:
+        server = {"command": how.command, "args": how.args(project, hooked=client in HOOK_CLIENTS)}
     return _CLIENT_FILES[client](server, f"{how.hook} {client}")
+
+
+_URL_ENTRY: dict[str, Callable[[str], dict[str, Any]]] = {
+    "claude-code": lambda url: {"type": "http", "url": url},
+    "codex": lambda url: {"url": url},
+    "cursor": lambda url: {"url": url},
+    "gemini-cli": lambda url: {"httpUrl": url},  # Gemini CLI's `url` is the older SSE transport
+    "vscode": lambda url: {"type": "http", "url": url},
+}
+"""How each client names a streamable HTTP server in its config."""
+
+
+def checked_url(url: str) -> str:
+    """`url` if it is an http:// or https:// address with a host; else `Refused`."""
+    parts = urlparse(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise Refused(f"--url {url!r} is not an http:// or https:// address such as http://127.0.0.1:8000/mcp")
+    return url
 
 
 def _handler(hook: str) -> dict[str, Any]:
@@ -176,7 +198,8 @@ def _gemini_cli(server: dict[str, Any], hook: str) -> list[ConfigFile]:
 
 
 def _vscode(server: dict[str, Any], hook: str) -> list[ConfigFile]:
-    """The server only: VS Code runs the hooks of Claude Code's `.claude/settings.json`."""
+    """The server only: VS Code runs the hooks of Claude Code's `.claude/settings.json`. A URL's
+    entry brings its own `type` (http)."""
     return [ConfigFile(".vscode/mcp.json", (server_part("servers", {"type": "stdio", **server}),))]
 
 
@@ -192,9 +215,9 @@ _CLIENT_FILES: dict[str, Callable[[dict[str, Any], str], list[ConfigFile]]] = {
 # --- planning, writing and telling ---------------------------------------------------------------
 
 
-def plan(client: str, project: Path, how: Launch, remove: bool = False) -> list[Change]:
+def plan(client: str, project: Path, how: Launch, remove: bool = False, url: str | None = None) -> list[Change]:
     """Every file's change; raises `Refused` before anything is written."""
-    return [file_change(project, f, remove) for f in files(client, project, how)]
+    return [file_change(project, f, remove) for f in files(client, project, how, url)]
 
 
 def apply(changes: list[Change], project: Path) -> None:
@@ -228,7 +251,9 @@ def _verb(change: Change) -> str:
     return "deleted" if change.after is None else "updated"
 
 
-def report(client: str, project: Path, changes: list[Change], remove: bool, dry_run: bool) -> str:
+def report(
+    client: str, project: Path, changes: list[Change], remove: bool, dry_run: bool, url: str | None = None
+) -> str:
     name, done = CLIENTS[client], [c for c in changes if c.changed]
     lines = [diff(c).rstrip("\n") for c in done] if dry_run else [f"{_verb(c)} {c.path}" for c in done]
     if not done:
@@ -247,20 +272,32 @@ def report(client: str, project: Path, changes: list[Change], remove: bool, dry_
         )
     if client == "vscode" and not remove:
         lines.append(VSCODE_HOOKS)
+    if url is not None and not remove:
+        lines.append(shared(client, project, url))
     return "\n".join(lines)
 
 
+def shared(client: str, project: Path, url: str) -> str:
+    """What to run for the server at `url`, which setup does not start."""
+    parts = urlparse(url)
+    flags = ["--transport", "http", "--host", parts.hostname or "127.0.0.1", "--port", str(parts.port or 8000)]
+    hooked = ["--hooked"] if client in HOOK_CLIENTS else []
+    command = _words(SERVER, "--project", str(project), *flags, *hooked)
+    return f"{CLIENTS[client]} connects to the server at {url}; setup does not start it. Keep one running: {command}"
+
+
 def run(args: argparse.Namespace) -> int:
-    """`agents-context setup CLIENT [--project DIR] [--dry-run] [--remove] [--command CMD]`."""
+    """`agents-context setup CLIENT [--project DIR] [--dry-run] [--remove] [--command CMD | --url URL]`."""
     project = (args.project or Path.cwd()).expanduser().resolve()
     try:
         if not project.is_dir():
             raise Refused(f"{project} is not a folder, so nothing was written")
-        changes = plan(args.client, project, launch(args.server_command), args.remove)
+        url = None if args.url is None else checked_url(args.url)
+        changes = plan(args.client, project, launch(args.server_command), args.remove, url)
         if not args.dry_run:
             apply(changes, project)
     except (Refused, OSError) as exc:
         print(f"agents-context setup: {exc}", file=sys.stderr)  # noqa: T201 - a CLI command
         return 2
-    print(report(args.client, project, changes, args.remove, args.dry_run))  # noqa: T201 - a CLI command
+    print(report(args.client, project, changes, args.remove, args.dry_run, url))  # noqa: T201 - a CLI command
     return 0

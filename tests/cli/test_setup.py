@@ -380,3 +380,57 @@ def test_the_command_line_runs_setup(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "+++ b/.cursor/hooks.json" in done.stdout and not any(tmp_path.iterdir())
     assert cli("setup", "nope").returncode == 2
+
+
+URL = "http://127.0.0.1:8765/mcp"
+URL_ENTRIES: dict[str, dict[str, Any]] = {  # each client's name for a streamable HTTP server
+    "claude-code": {"type": "http", "url": URL},
+    "codex": {"url": URL, "required": True},
+    "cursor": {"url": URL},
+    "gemini-cli": {"httpUrl": URL, "trust": True},
+    "vscode": {"type": "http", "url": URL},
+}
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_a_url_points_every_session_at_one_running_server(
+    tmp_path: Path, client: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert setup.run(parse(["setup", client, "--project", str(tmp_path), "--url", URL])) == 0
+    assert our_server(tmp_path, client) == URL_ENTRIES[client]
+    if client in HOOKS:  # the hooks are processes of their own, whatever the server's transport
+        assert set(hook_commands(load(tmp_path / HOOKS[client]))) == {f"{setup.launch().hook} {client}"}
+    out = capsys.readouterr().out
+    hooked = " --hooked" if client in HOOKS else ""
+    assert f"--transport http --host 127.0.0.1 --port 8765{hooked}" in out and "setup does not start it" in out
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_switching_between_a_command_and_a_url_leaves_no_mixed_entry(tmp_path: Path, client: str) -> None:
+    name, key = SERVERS[client]
+    run_setup(tmp_path, client)
+    doc = load(tmp_path / name)
+    doc[key]["agents-context"]["env"] = {"A": "1"}  # a key of the user's in our entry
+    (tmp_path / name).write_text(tomlkit.dumps(doc) if name.endswith(".toml") else json.dumps(doc))
+    doc[key]["agents-context"]["timeout"] = 30  # and one that means the same whatever the transport
+    (tmp_path / name).write_text(tomlkit.dumps(doc) if name.endswith(".toml") else json.dumps(doc))
+    assert setup.run(parse(["setup", client, "--project", str(tmp_path), "--url", URL])) == 0
+    assert our_server(tmp_path, client) == {**URL_ENTRIES[client], "timeout": 30}  # env: a started server's
+    doc = load(tmp_path / name)
+    doc[key]["agents-context"]["headers"] = {"X-Team": "a"}  # a key of a reached server
+    (tmp_path / name).write_text(tomlkit.dumps(doc) if name.endswith(".toml") else json.dumps(doc))
+    run_setup(tmp_path, client)  # and back to a command
+    entry = our_server(tmp_path, client)
+    assert not {"url", "httpUrl", "headers"} & set(entry) and entry["command"] == "agents-context"
+    assert entry["timeout"] == 30 and entry.get("type", "stdio") == "stdio"
+
+
+@pytest.mark.parametrize("url", ["127.0.0.1:8000/mcp", "ftp://host/mcp", "http:///mcp", "stdio"])
+def test_a_url_that_is_no_http_address_is_refused(tmp_path: Path, url: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert setup.run(parse(["setup", "claude-code", "--project", str(tmp_path), "--url", url])) == 2
+    assert "is not an http:// or https:// address" in capsys.readouterr().err and not any(tmp_path.iterdir())
+
+
+def test_a_url_and_a_command_together_are_refused(tmp_path: Path) -> None:
+    done = cli("setup", "cursor", "--project", str(tmp_path), "--url", URL, "--command", "x")
+    assert done.returncode == 2 and "not allowed with argument" in done.stderr and not any(tmp_path.iterdir())

@@ -15,7 +15,10 @@ from __future__ import annotations
 
 import json
 import re
+import socket
+import subprocess
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,7 +32,7 @@ from mcp.types import TextContent
 from tests.clients import claude, codex, gemini, record
 from tests.clients.standin import Say, ToolCall, Turn
 from tests.conftest import write_tree
-from tests.helpers import SERVER
+from tests.helpers import SERVER, cli
 from tests.projects import parse, serve
 
 OVERVIEW = "# Overview\n\nOVERVIEW-MARK. The shop sells tea.\n\n" + "Background on the shop and its history. " * 60
@@ -233,3 +236,68 @@ def test_tools_list_as_the_client_receives_it_is_under_16_kb(harness: Harness, t
     assert any(m.get("result", {}).get("tools") for m in sent)
     said = {str(info["name"]) for m in received if (info := client_info(m.get("params") or {}))}
     assert said == {NAMES[harness.name]}, said
+
+
+def test_sessions_of_a_real_client_share_the_server_setup_pointed_them_at(project: Path) -> None:
+    """One server for many sessions: `setup gemini-cli --url` writes the entry Gemini CLI reads for
+    a streamable HTTP server; two Gemini CLI sessions, one after the other, are answered by the one
+    server already running there (the entry starts none), the second after a file changed."""
+    reason = gemini.available()
+    if reason is not None:
+        pytest.skip(reason)
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
+    shared = [
+        sys.executable,
+        SERVER,
+        "--project",
+        str(project),
+        "--no-cache",
+        "--transport",
+        "http",
+        "--port",
+        str(port),
+    ]
+    server = subprocess.Popen(shared, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        wait_for_port(port, server)
+        done = cli("setup", "gemini-cli", "--project", str(project), "--url", url)
+        assert done.returncode == 0 and "setup does not start it" in done.stdout, done.stderr
+        entry = json.loads((project / ".gemini" / "settings.json").read_text())["mcpServers"]["agents-context"]
+        assert entry == {"httpUrl": url, "trust": True}
+        assert cli("setup", "gemini-cli", "--project", str(project), "--remove").returncode == 0  # not its hooks
+        call: list[Turn] = [
+            [ToolCall(gemini.tool_name("context_search"), {"query": "rollback canary deploy"})],
+            Say("done"),
+        ]
+        settings = {"mcpServers": {"agents-context": entry}}
+        first = gemini.tool_outputs(gemini.run(project, call, server=["false"], settings=settings))
+        (project / ".AGENTS" / "deploy.md").write_text("# Deploy\n\n## Rollback\n\nRoll back with the okapi lever.\n")
+        second = gemini.tool_outputs(gemini.run(project, call, server=["false"], settings=settings))
+        assert server.poll() is None, "the shared server stopped"
+    finally:
+        server.terminate()
+        _, err = server.communicate(timeout=30)
+    assert len(first) == 1 and "Roll back with the zebra switch" in _gemini_text(first[0]), err[-2000:]
+    assert len(second) == 1 and "Roll back with the okapi lever" in _gemini_text(second[0]), err[-2000:]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_for_port(port: int, process: subprocess.Popen[bytes], timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while not listening(port):
+        assert process.poll() is None and time.monotonic() < deadline, "the server did not start listening"
+        time.sleep(0.1)
+
+
+def listening(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+    except OSError:
+        return False
+    return True
