@@ -39,6 +39,9 @@ class IgnoreRules:
     def __init__(self, root: Path) -> None:
         self.root = root
         self._specs: dict[str, list[tuple[str, GitIgnoreSpec]]] = {}
+        self._chains: dict[str, list[tuple[int, str, GitIgnoreSpec]]] = {}
+        """Per folder: the ignore files of it and its ancestors, with the depth of each (a walk
+        asks about every file of a folder; most roots have one ignore file or none)."""
 
     def load(self, folder: str, present: Collection[str] | None = None) -> None:
         """Read the ignore files of `folder` (relative, "" for the root), once; `present`, when
@@ -61,12 +64,21 @@ class IgnoreRules:
         """Why `rel` is ignored (`ignored by .gitignore`), or None. Loads ancestors as needed."""
         parts = rel.split("/")
         verdict: str | None = None
-        for depth in range(len(parts)):
-            folder = "/".join(parts[:depth])
-            self.load(folder)
-            inside = "/".join(parts[depth:]) + ("/" if is_dir else "")
-            for name, spec in self._specs[folder]:
-                result = spec.check_file(inside)
-                if result.include is not None:
-                    verdict = f"ignored by {name}" if result.include else None
+        for depth, name, spec in self._chain(parts):
+            result = spec.check_file("/".join(parts[depth:]) + ("/" if is_dir else ""))
+            if result.include is not None:
+                verdict = f"ignored by {name}" if result.include else None
         return verdict
+
+    def _chain(self, parts: list[str]) -> list[tuple[int, str, GitIgnoreSpec]]:
+        """The ignore files that rule on a path of these parts, shallowest first."""
+        folder = "/".join(parts[:-1])
+        chain = self._chains.get(folder)
+        if chain is None:
+            chain = []
+            for depth in range(len(parts)):
+                above = "/".join(parts[:depth])
+                self.load(above)
+                chain += [(depth, name, spec) for name, spec in self._specs[above]]
+            self._chains[folder] = chain
+        return chain

@@ -122,6 +122,41 @@ class Listings:
         self.ignores.clear()
 
 
+@dataclass(frozen=True, slots=True)
+class Kept:
+    """One remembered listing as the persistent cache keeps it: its folder prefix, the listing,
+    and the stamps its ignore files had when it was listed (None: unreadable)."""
+
+    prefix: str
+    listing: Listing
+    ignores: tuple[tuple[str, FolderStamp | None], ...]
+
+
+def kept(root: Path, include: tuple[str, ...]) -> list[Kept]:
+    """The trusted listings remembered for a root, by prefix: what a restart may start from."""
+    listings = listings_for(root, include)
+    with listings.lock:
+        return [
+            Kept(prefix, listing, listings.ignores.get(prefix, ()))
+            for prefix, listing in sorted(listings.folders.items())
+            if listing.trusted
+        ]
+
+
+def seed(root: Path, include: tuple[str, ...], restored: list[Kept]) -> None:
+    """Remember `restored` listings for a root not walked yet in this process (a restart): its
+    first walk lists only the folders whose stamp moved since, as any later walk would, after
+    checking the ignore files against the stamps they had (`check_ignores`)."""
+    listings = listings_for(root, include)
+    with listings.lock:
+        if listings.folders or listings.walked is not None:
+            return  # walked here already: what this process saw is newer
+        for item in restored:
+            listings.folders[item.prefix] = item.listing
+            if item.ignores:
+                listings.ignores[item.prefix] = item.ignores
+
+
 def _stamp(path: str) -> FolderStamp | None:
     try:
         return stamp_of(Path(path).stat())

@@ -2,7 +2,8 @@
 
 A restart then reads nothing but this file: every file's size, mtime, ctime and content digest
 come back with its units and postings, and the start-up sweep re-reads only the files whose stat
-moved (and re-indexes only those whose digest changed). The cache is a hint, never the truth.
+moved (and re-indexes only those whose digest changed), listing again only the folders whose stat
+moved (the last walk's listings come back too). The cache is a hint, never the truth.
 
 - Where: `platformdirs.user_cache_dir("agents-context")`, or `$AGENTS_CONTEXT_CACHE_DIR`, or
   `--cache-dir`; never inside a corpus root (the server does not write to the user's project).
@@ -50,6 +51,7 @@ import platformdirs
 from filelock import FileLock, Timeout
 
 from corpus.catalog import CorpusFile
+from corpus.listing import Kept
 from corpus.names import printable
 from corpus.roots import Root
 from live import arrayfile, codec
@@ -198,7 +200,13 @@ class IndexCache:
     # --- writing --------------------------------------------------------------------------
 
     def save(
-        self, root: Root, key: str, files: Sequence[CorpusFile], sections: Packed[Unit], windows: Packed[Unit]
+        self,
+        root: Root,
+        key: str,
+        files: Sequence[CorpusFile],
+        sections: Packed[Unit],
+        windows: Packed[Unit],
+        listings: Sequence[Kept] = (),
     ) -> bool:
         """Write the entry atomically, then prune; False if another process holds the entry's lock."""
         self._use(key)
@@ -207,7 +215,7 @@ class IndexCache:
             self.directory.chmod(0o700)
         try:
             with self._lock(key):
-                arrays = codec.arrays(root, key, files, sections, windows)
+                arrays = codec.arrays(root, key, files, sections, windows, listings)
                 with _atomic(self.path(key)) as out:
                     arrayfile.write(out, arrays)
                 about = {"root": printable(str(root.path)), "label": printable(root.label), "kind": root.kind.value}

@@ -1,7 +1,7 @@
-"""What a cache entry holds and how: one root's files, units and packed postings as named
-integer arrays (`live.arrayfile`), and back. Nothing in an entry can run code; anything unexpected
-while restoring (damaged, truncated, another version, arrays that disagree) raises, and the entry
-is discarded.
+"""What a cache entry holds and how: one root's files, units and packed postings, and the folder
+listings of its last walk, as named integer arrays (`live.arrayfile`), and back. Nothing in an
+entry can run code; anything unexpected while restoring (damaged, truncated, another version,
+arrays that disagree) raises, and the entry is discarded.
 
 Strings are interned into a table stored as NUL-separated UTF-8 blobs; a unit's text is an offset
 into its file's text. A file the index does not hold the text of (a docs file, see
@@ -16,6 +16,7 @@ import time
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import chain
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -24,12 +25,14 @@ import numpy.typing as npt
 from corpus.catalog import CorpusFile
 from corpus.frontmatter import EMPTY, FrontMatter
 from corpus.identity import display_path
+from corpus.listing import DIR, FILE, LINK, FolderStamp, Kept, Listing
+from corpus.read import Refusal, SkipKind
 from corpus.roots import Root
 from live.changes import holds_text
 from retrieval.chunks.units import Unit
 from retrieval.engine.packing import Packed
 
-FORMAT = 12
+FORMAT = 13
 """Bump when the layout below, or what a unit or a posting means, changes."""
 
 
@@ -40,6 +43,8 @@ class Restored:
     files: list[CorpusFile]
     sections: Packed[Unit]
     windows: Packed[Unit]
+    listings: list[Kept] = field(default_factory=list)
+    """The folder listings its last walk kept, so a restart's first walk need not list again."""
 
 
 @dataclass(slots=True)
@@ -123,7 +128,12 @@ def _meta(meta: FrontMatter) -> str | None:
 
 
 def arrays(
-    root: Root, key: str, files: Sequence[CorpusFile], sections: Packed[Unit], windows: Packed[Unit]
+    root: Root,
+    key: str,
+    files: Sequence[CorpusFile],
+    sections: Packed[Unit],
+    windows: Packed[Unit],
+    listings: Sequence[Kept] = (),
 ) -> dict[str, npt.NDArray[Any]]:
     strings = _Strings()
     header = {"format": FORMAT, "key": key, "root": str(root.path), "saved_at": time.time(), "files": len(files)}
@@ -170,7 +180,86 @@ def arrays(
             f"{prefix}_lengths": packed.lengths,
             f"{prefix}_body": packed.text,
         }
+    arrays |= _listing_arrays(listings, strings)
     return arrays | {f"str_{name}": array for name, array in strings.arrays().items()}
+
+
+_KINDS = (DIR, FILE, LINK)
+_SKIPS = tuple(SkipKind)
+_NO_STAMP = (-1, -1, -1, -1)
+
+
+def _listing_arrays(listings: Sequence[Kept], strings: _Strings) -> dict[str, npt.NDArray[Any]]:
+    """Each listing's prefix, folder, stamp, entries (name, kind), refusals (path, kind, reason)
+    and ignore files (name, stamp when listed), run after run."""
+    n = len(listings)
+    entries = [e for k in listings for e in k.listing.entries]
+    refused = [r for k in listings for r in k.listing.refused]
+    ignores = [(Path(path).name, stamp) for k in listings for path, stamp in k.ignores]
+    return {
+        "l_prefix": _ints((strings.add(k.prefix) for k in listings), n),
+        "l_path": _ints((strings.add(k.listing.path) for k in listings), n),
+        "l_stamp": _ints(chain.from_iterable(k.listing.stamp for k in listings), 4 * n).reshape(-1, 4),
+        "l_counts": _ints(
+            chain.from_iterable((len(k.listing.entries), len(k.listing.refused), len(k.ignores)) for k in listings),
+            3 * n,
+        ).reshape(-1, 3),
+        "l_entry": _ints((strings.add(name) for name, _ in entries), len(entries)),
+        "l_entry_kind": _ints((_KINDS.index(kind) for _, kind in entries), len(entries)),
+        "l_refused": _ints(
+            chain.from_iterable((strings.add(rel), _SKIPS.index(r.kind), strings.add(r.reason)) for rel, r in refused),
+            3 * len(refused),
+        ).reshape(-1, 3),
+        "l_ignore": _ints((strings.add(name) for name, _ in ignores), len(ignores)),
+        "l_ignore_stamp": _ints(
+            chain.from_iterable(stamp or _NO_STAMP for _, stamp in ignores), 4 * len(ignores)
+        ).reshape(-1, 4),
+    }
+
+
+def _listings(a: Mapping[str, npt.NDArray[Any]], s: list[str]) -> list[Kept]:
+    """The listings `_listing_arrays` stored; `ValueError` if they do not add up."""
+    counts, entry_kinds, refused = a["l_counts"], a["l_entry_kind"], a["l_refused"]
+    names = [a["l_prefix"], a["l_path"], a["l_entry"], a["l_ignore"], refused[:, 0], refused[:, 2]]
+    if any(len(ids) and (ids.min() < 0 or ids.max() >= len(s)) for ids in names):
+        raise ValueError("a listing names no string")
+    if counts.shape != (len(a["l_prefix"]), 3) or (counts.size and counts.min() < 0):
+        raise ValueError("listing counts are damaged")
+    if [int(n) for n in counts.sum(axis=0)] != [len(a["l_entry"]), len(refused), len(a["l_ignore"])]:
+        raise ValueError("listing counts disagree with their entries")
+    if len(entry_kinds) and (entry_kinds.min() < 0 or entry_kinds.max() >= len(_KINDS)):
+        raise ValueError("a listed entry has no kind")
+    if len(refused) and (refused[:, 1].min() < 0 or refused[:, 1].max() >= len(_SKIPS)):
+        raise ValueError("a refusal has no kind")
+    entries = [(s[n], _KINDS[k]) for n, k in zip(a["l_entry"].tolist(), entry_kinds.tolist(), strict=True)]
+    refusals = [(s[rel], Refusal(_SKIPS[k], s[why])) for rel, k, why in refused.tolist()]
+    ignores = [
+        (s[n], None if tuple(st) == _NO_STAMP else _stamp4(st))
+        for n, st in zip(a["l_ignore"].tolist(), a["l_ignore_stamp"].tolist(), strict=True)
+    ]
+    kept: list[Kept] = []
+    e = r = i = 0
+    for prefix, path, stamp, (ne, nr, ni) in zip(
+        a["l_prefix"].tolist(), a["l_path"].tolist(), a["l_stamp"].tolist(), counts.tolist(), strict=True
+    ):
+        folder = s[path]
+        files = ignores[i : i + ni]
+        listing = Listing(
+            folder,
+            _stamp4(stamp),
+            True,
+            tuple(entries[e : e + ne]),
+            tuple(refusals[r : r + nr]),
+            frozenset(name for name, _ in files),
+        )
+        kept.append(Kept(s[prefix], listing, tuple((str(Path(folder, name)), st) for name, st in files)))
+        e, r, i = e + ne, r + nr, i + ni
+    return kept
+
+
+def _stamp4(values: Sequence[int]) -> FolderStamp:
+    mtime, ctime, inode, size = values
+    return (mtime, ctime, inode, size)
 
 
 def _ints(values: Iterable[int], count: int) -> npt.NDArray[np.int64]:
@@ -243,7 +332,8 @@ def restore(root: Root, key: str, a: Mapping[str, npt.NDArray[Any]]) -> Restored
         )
     # To check every unit's bounds at once: a text not held has at most as many characters as bytes.
     sizes = np.array([len(f.text) if f.held else f.size for f in files], dtype=np.int64)
-    return Restored(files, _packed(a, "s", s, files, sizes), _packed(a, "w", s, files, sizes))
+    sections, windows = _packed(a, "s", s, files, sizes), _packed(a, "w", s, files, sizes)
+    return Restored(files, sections, windows, _listings(a, s))
 
 
 def _front_matter(raw: str) -> FrontMatter:

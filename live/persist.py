@@ -15,6 +15,7 @@ import threading
 import time
 from collections.abc import Callable
 
+from corpus.listing import kept, seed
 from corpus.roots import Root, RootKind
 from live.cache import IndexCache
 from live.store import Store
@@ -42,6 +43,7 @@ def restore(store: Store, cache: IndexCache, root: Root) -> bool:
     if restored is None:
         return False
     state = store.state[root.label]
+    seed(root.path, root.include, restored.listings)
     with store.writing():
         state.files.update(zip([f.rel for f in restored.files], restored.files, strict=True))
         store.library.sections.unpack(restored.sections)
@@ -68,8 +70,9 @@ def save(store: Store, cache: IndexCache, root: Root) -> None:
         files = sorted(state.files.values(), key=lambda f: f.rel)
         paths = [f.path for f in files]
         sections, windows = store.library.sections.pack(paths), store.library.windows.pack(paths)
+    listings = kept(root.path, root.include)
     try:
-        cache.save(root, cache_key(store, cache, root), files, sections, windows)
+        cache.save(root, cache_key(store, cache, root), files, sections, windows, listings)
     except Exception as exc:  # a full disk, a read-only cache, anything: serve on, uncached
         state.dirty = True
         log.warning("could not write the cache for %s: %s", root.label, exc)

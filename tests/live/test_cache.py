@@ -9,14 +9,17 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import platformdirs
 import pytest
 from mcp.client.stdio import get_default_environment
 
+from corpus import listing, scan
 from corpus.read import DEFAULT_MAX_BYTES
 from corpus.roots import make_roots
 from live import arrayfile, texts
@@ -298,3 +301,64 @@ def test_the_log_says_when_each_root_is_up_to_date_with_the_disk(
     lines = [r.getMessage() for r in caplog.records if "up to date with the disk" in r.getMessage()]
     assert sorted(line.split(":")[0] for line in lines) == [".AGENTS", "docs"]
     assert any(line.startswith("docs:") and line.endswith("after its check began; files changed: 1") for line in lines)
+
+
+def test_a_restart_lists_again_only_the_folders_that_changed_while_no_server_ran(
+    make_tree: Callable[..., Path], cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cache keeps the folder listings of the last walk: a restart's first check lists no
+    folder whose stamp held (a warm start of tldr listed 401 folders and sorted 38k names again),
+    yet finds a file added meanwhile (its folder's stamp moved), and lists everything again when
+    an ignore file changed."""
+    monkeypatch.setattr(listing, "RACY_NS", 0)  # folders made a moment ago count as settled
+    docs = make_tree({"a/one.md": "# One\n\nalpha\n", "b/two.md": "# Two\n\nbeta\n", "c/three.md": "# Three\n"}, "docs")
+    agents = make_tree({"overview.md": "# Overview\n"})
+    open_live(agents, docs, cache_dir).close()
+    listed: list[str] = []
+    real = scan._Walker._list
+
+    def counted(self: Any, folder: str, prefix: str, stamp: Any) -> Any:
+        if self.root.path == docs:
+            listed.append(prefix)
+        return real(self, folder, prefix, stamp)
+
+    monkeypatch.setattr(scan._Walker, "_list", counted)
+    monkeypatch.setattr(listing, "_store", OrderedDict())  # a new process: nothing walked yet
+    live = open_live(agents, docs, cache_dir)
+    assert listed == []
+    assert_like_fresh(live, agents, docs)
+    live.close()
+
+    (docs / "b" / "new.md").write_text("# New\n\ngamma\n")
+    monkeypatch.setattr(listing, "_store", OrderedDict())
+    live = open_live(agents, docs, cache_dir)
+    assert listed == ["b/"] and ranked(live, "gamma")
+    live.close()
+
+    listed.clear()
+    (docs / ".gitignore").write_text("c/\n")
+    monkeypatch.setattr(listing, "_store", OrderedDict())
+    live = open_live(agents, docs, cache_dir)
+    assert sorted(listed) == ["", "a/", "b/"]  # all again; c/ is ignored now, so not listed
+    assert "docs/c/three.md" not in live.corpus.files and "docs/b/new.md" in live.corpus.files
+
+
+def test_damaged_listings_discard_the_entry(
+    trees: tuple[Path, Path], cache_dir: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(listing, "RACY_NS", 0)  # folders made a moment ago count as settled
+    agents, docs = trees
+    open_live(agents, docs, cache_dir).close()
+    entry = max(cache_dir.glob("*.index"), key=lambda p: p.stat().st_size)
+    arrays = dict(arrayfile.read(entry))
+    assert len(arrays["l_prefix"]) and len(arrays["l_entry"])  # listings are kept
+    for name, spoil in (("l_entry", -5), ("l_entry_kind", 7), ("l_counts", 10**6)):
+        broken = dict(arrays)
+        broken[name] = np.full_like(arrays[name], spoil)
+        with entry.open("wb") as out:
+            arrayfile.write(out, broken)
+        caplog.clear()
+        live = open_live(agents, docs, cache_dir)
+        assert "discarding the cache for docs" in caplog.text, name
+        assert_like_fresh(live, agents, docs)
+        live.close()
