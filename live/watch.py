@@ -162,6 +162,7 @@ class Watcher:
         """Watch the index's roots until `stop` is set, reporting every batch and quiet tick; when
         the watcher ends or fails, or a root comes or goes, rescan and start a fresh one."""
         polling = self.options.force_polling
+        await self._after_first_indexing(stop)
         present = self._present()
         try:
             while not stop.is_set():
@@ -192,6 +193,15 @@ class Watcher:
                 present = await self._restarted(present)
         finally:
             self.mode, self.healthy = "stopped", False
+
+    async def _after_first_indexing(self, stop: anyio.Event) -> None:
+        """Wait for the first indexing of the docs roots (a background thread) to end. Creating
+        the OS watch of a large tree holds the interpreter's lock for all of its walk (tldr: 181
+        ms), which every thread waited for, the first check of a warm start included. A change
+        made meanwhile is not missed: a watcher's first report rescans every root."""
+        indexer = self.index.indexer
+        while indexer is not None and indexer.is_alive() and not stop.is_set():
+            await _sleep_or_stop(stop, 0.02)
 
     async def _follow(
         self, paths: tuple[str, ...], recursive: bool, present: list[Root], polling: bool, stop: anyio.Event

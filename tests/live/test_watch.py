@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,9 @@ import pytest
 from mcp import Client
 from watchfiles import Change
 
+from cli.settings import Settings, open_index
+from corpus.roots import Root, RootKind
+from live import reading
 from live.index import LiveIndex
 from server import create_server
 from tests.conftest import write_tree
@@ -124,3 +128,42 @@ async def test_a_file_written_as_a_restarted_watcher_starts_is_found(tmp_path: P
         await eventually(lambda: len(starts) == 2 and server.app.watcher.healthy, timeout=30)
         await eventually(lambda: "docs/between.md" in indexed())
         assert server.app.watcher.restarts == 1
+
+
+async def test_the_watch_begins_once_the_first_indexing_is_done_and_misses_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Creating the OS watch of a large tree holds the interpreter's lock for its whole walk, which
+    the first indexing (or a warm start's check) waited for. So the watch of a server whose docs
+    are indexed in the background begins once that is done, and a file written meanwhile is still
+    found: the watcher's first report rescans."""
+    from watchfiles import awatch
+
+    agents = write_tree(tmp_path / ".AGENTS", {"overview.md": "# Overview\n\nthe project\n"})
+    docs = write_tree(tmp_path / "docs", {"guide.md": "# Guide\n\nthe okapi manual\n"})
+    starts: list[tuple[str, ...]] = []
+    indexing = threading.Event()
+    go_on = threading.Event()
+    read_apply = reading.Reader.read_apply
+
+    def held(self: reading.Reader, root: Root, *args: Any, **kwargs: Any) -> Any:
+        if root.kind is RootKind.DOCS and not go_on.is_set():
+            indexing.set()
+            go_on.wait(timeout=60)
+        return read_apply(self, root, *args, **kwargs)
+
+    def recording(*paths: str, **kwargs: Any) -> Any:
+        starts.append(paths)
+        return awatch(*paths, **kwargs)
+
+    monkeypatch.setattr(reading.Reader, "read_apply", held)
+    settings = Settings(agents=(agents,), docs=(docs,), no_cache=True, debounce_ms=50, poll_interval_s=0.2)
+    server = create_server(open_index(settings, background=True), settings, recording)
+    async with Client(server) as client:
+        await eventually(indexing.is_set)
+        await client.call_tool("context_status", {})  # the server is up and answering meanwhile
+        assert not starts and server.app.watcher.mode == "starting"
+        (docs / "meanwhile.md").write_text("# Meanwhile\n\nthe quokka, written during the indexing\n")
+        go_on.set()
+        await eventually(lambda: starts and server.app.watcher.healthy, timeout=30)
+        await eventually(lambda: "docs/meanwhile.md" in server.app.live.corpus.files)
