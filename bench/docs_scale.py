@@ -27,7 +27,11 @@ files it indexes), `basic-memory project add` (its index, timed with its memory)
 
 Memory is sampled every 20 ms from /proc (Linux only): the server's resident set settled (after
 the settled calls) and its peak (VmHWM), and the peak of the server and its worker processes
-together. Beside it, in the same run, SQLite FTS5 indexes the same files in this process (read,
+together. Then `--servers N` servers (5; 2 with `--smoke`) start warm on the same cache at once,
+as N client sessions each starting their own would: each is timed to its whole answer, then left
+alone 5 s and called; their proportional set sizes (PSS, from /proc/PID/smaps_rollup: a page
+shared by k processes counts 1/k in each) are summed and set beside one warm server's alone.
+Beside it, in the same run, SQLite FTS5 indexes the same files in this process (read,
 insert, `bm25()` queries), the engine behind qmd, basic-memory and docs-mcp-server: its cold
 build and its query p50 / p95 (in process: no transport).
 """
@@ -95,9 +99,9 @@ class Memory:
         self._thread.join()
 
 
-def _kb(pid: int, key: str) -> int:
+def _kb(pid: int, key: str, table: str = "status") -> int:
     try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        for line in Path(f"/proc/{pid}/{table}").read_text().splitlines():
             if line.startswith(key + ":"):
                 return int(line.split()[1])
     except OSError:
@@ -198,9 +202,28 @@ def start(server: Server, calls: int) -> dict[str, Any]:
             "rss_settled": server.memory.now(),
             "rss_peak_server": max(peak_while_building, server.memory.peak()),
             "rss_peak_with_workers": server.memory.tree_peak,
+            "pss_settled": _kb(server.proc.pid, "Pss", "smaps_rollup") * 1024,
         }
     finally:
         server.close()
+
+
+def sharing(docs: Path, cache: Path, servers: int, calls: int) -> dict[str, Any]:
+    """`servers` servers started at once, warm, on the same cache: spawn to each one's whole
+    answer, and their PSS once settled and called (what they hold together)."""
+    started = [Server.ours(docs, cache) for _ in range(servers)]
+    try:
+        whole = [server.until_whole()[0] for server in started]
+        time.sleep(5.0)
+        for server in started:
+            for i in range(calls):
+                server.search(QUERIES[i % len(QUERIES)])
+        pss = [_kb(server.proc.pid, "Pss", "smaps_rollup") * 1024 for server in started]
+        rss = [server.memory.now() for server in started]
+    finally:
+        for server in started:
+            server.close()
+    return {"servers": servers, "complete_s": whole, "pss": pss, "rss": rss}
 
 
 def qmd(docs: Path, folder: Path, scratch: Path, calls: int) -> dict[str, Any]:
@@ -327,6 +350,13 @@ def report(results: dict[str, Any], out: Callable[[str], None] = print) -> None:
         f"| peak with worker processes | {fmt_bytes(cold['rss_peak_with_workers'])}"
         f" | {fmt_bytes(warm['rss_peak_with_workers'])} |"
     )
+    if "sharing" in results:
+        shared, alone = results["sharing"], warm["pss_settled"]
+        out(
+            f"| {shared['servers']} servers started at once on that cache: spawn to whole (slowest),"
+            f" sum of PSS, against one alone | | {fmt_seconds(max(shared['complete_s']))},"
+            f" {fmt_bytes(sum(shared['pss']))} = {sum(shared['pss']) / max(alone, 1):.2f}x {fmt_bytes(alone)} |"
+        )
     out("")
     out(
         f"SQLite FTS5 in process, same files: build {fmt_seconds(peer['build_s'])}"
@@ -370,6 +400,7 @@ def main() -> None:
     )
     parser.add_argument("--basic-memory", type=Path, help="a virtualenv where `pip install basic-memory` was run")
     parser.add_argument("--basic-memory-files", type=int, default=500, help="how many files basic-memory indexes")
+    parser.add_argument("--servers", type=int, help="warm servers started at once on one cache (default 5; 0: none)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="agents-context-docs-scale-") as scratch:
         docs = generated(Path(scratch, "docs"), 7000) if args.smoke else args.docs
@@ -384,6 +415,9 @@ def main() -> None:
             "warm": start(Server.ours(docs, cache), calls),
             "fts5": fts5(docs, calls),
         }
+        servers = args.servers if args.servers is not None else 2 if args.smoke else 5
+        if servers:
+            results["sharing"] = sharing(docs, cache, servers, 10)
         if args.qmd:
             results["qmd"] = qmd(docs, args.qmd, Path(scratch), calls)
         if args.basic_memory:

@@ -32,3 +32,6 @@ def test_docs_scale_smoke_runs_and_reports_every_figure(tmp_path: Path) -> None:
         assert figures["settled_p95_ms"] >= figures["settled_p50_ms"] > 0
     assert results["cold"]["rss_peak_with_workers"] > 0 and results["cold"]["rss_peak_server"] > 0
     assert results["fts5"]["build_s"] > 0
+    shared = results["sharing"]
+    assert shared["servers"] == 2 and len(shared["pss"]) == 2 and all(p > 0 for p in shared["pss"])
+    assert results["warm"]["pss_settled"] > 0 and "servers started at once on that cache" in done.stdout
