@@ -60,13 +60,16 @@ def run(
     settings: dict[str, Any] | None = None,
     home: Path | None = None,
     resume: str | None = None,
+    entry: dict[str, Any] | None = None,
+    relayed: Sequence[int] = (),
 ) -> Run:
     """Run Claude Code once in `project`, the model answering with `turns` (then "done"), with
     `server` (a command line) as its only MCP server and that server's tools allowed; `settings`,
     if given, are passed as Claude Code settings (`--settings`). `home` (a folder the caller
     removes) keeps Claude Code's sessions from one run to the next, and `resume` names the session
-    to go on with. Raises `TimeoutExpired` after `timeout` seconds, once every process of the run
-    has ended."""
+    to go on with. `entry`, if given, is the server's entry instead (a URL's), and `relayed` the
+    ports of this host the run may reach (such a server's). Raises `TimeoutExpired` after
+    `timeout` seconds, once every process of the run has ended."""
     script = Script(list(turns))
     scratch = Path(tempfile.mkdtemp(prefix="claude-run-"))
     try:
@@ -74,7 +77,8 @@ def run(
         for folder in (home / ".claude", tmp):
             folder.mkdir(parents=True, exist_ok=True)
         config = scratch / "mcp.json"
-        config.write_text(json.dumps({"mcpServers": {SERVER: {"command": server[0], "args": list(server[1:])}}}))
+        entry = entry or {"command": server[0], "args": list(server[1:])}
+        config.write_text(json.dumps({"mcpServers": {SERVER: entry}}))
         command = [
             str(BIN), "-p", prompt,
             "--mcp-config", str(config), "--strict-mcp-config",
@@ -110,6 +114,7 @@ def run(
                 env=env,
                 timeout=timeout,
                 url_variable="ANTHROPIC_BASE_URL",
+                relayed=relayed,
             )
         return Run([request.body for request in script.main], code, stdout, stderr, compactions=len(script.compactions))
     finally:

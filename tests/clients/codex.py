@@ -72,13 +72,17 @@ def _toml(value: str | Sequence[str] | dict[str, str]) -> str:
     return "[" + ", ".join(json.dumps(item) for item in value) + "]"
 
 
-def config(url: str, server: Sequence[str], model: str = DEFAULT_MODEL) -> str:
+def config(url: str, server: Sequence[str], model: str = DEFAULT_MODEL, entry: dict[str, Any] | None = None) -> str:
     """The run's config.toml: the stand-in as the only model provider, no retries, no update
     check, no analytics, no plugins (their sync would reach github.com and chatgpt.com; nothing of
     them reaches the model here), and our server as a required MCP server: Codex waits for a
     required server's tools before the first request, while an optional one that takes more than
-    about a second to list its tools is missing from the whole `exec` turn."""
+    about a second to list its tools is missing from the whole `exec` turn. `entry` (a URL's, as
+    `setup codex --url` writes it) replaces how the server is started."""
     env = {CACHE_ENV: os.environ[CACHE_ENV]} if CACHE_ENV in os.environ else {}
+    how = f"command = {_toml(server[0])}\nargs = {_toml(list(server[1:]))}\nenv = {_toml(env)}"
+    if entry is not None:
+        how = "\n".join(f"{key} = {json.dumps(value)}" for key, value in entry.items() if key != "required")
     return f"""\
 model = {_toml(model)}
 model_provider = "standin"
@@ -101,9 +105,7 @@ request_max_retries = 0
 stream_max_retries = 0
 
 [mcp_servers.{SERVER}]
-command = {_toml(server[0])}
-args = {_toml(list(server[1:]))}
-env = {_toml(env)}
+{how}
 required = true
 startup_timeout_sec = 60
 """
@@ -119,6 +121,8 @@ def run(
     model: str = DEFAULT_MODEL,
     overrides: Sequence[str] = (),
     trust_project_hooks: bool = False,
+    entry: dict[str, Any] | None = None,
+    relayed: Sequence[int] = (),
 ) -> Run:
     """Run `codex exec` once in `project`, the model answering with `turns` (then "done"), with
     `server` (a command line) as its only MCP server. `model` decides how Codex offers MCP tools;
@@ -127,7 +131,8 @@ def run(
     and runs its hooks: Codex ignores an untrusted project's layer, and runs a project hook only
     once someone has reviewed it in `/hooks`, which `exec` cannot do; so this passes `--trust`
     (saved in the run's throwaway CODEX_HOME) and `--dangerously-bypass-hook-trust`, Codex's
-    switch for automation that vets hook sources itself. Off by default. Raises
+    switch for automation that vets hook sources itself. Off by default. `entry` and `relayed`:
+    a server reached at a URL instead, and the ports of this host the run may reach. Raises
     `TimeoutExpired` after `timeout` seconds, once every process of the run has ended."""
     script = Script(list(turns))
     scratch = Path(tempfile.mkdtemp(prefix="codex-run-"))
@@ -136,7 +141,7 @@ def run(
         for folder in (home, codex_home, tmp):
             folder.mkdir(parents=True)
         url = f"http://127.0.0.1:{INSIDE_PORT}"
-        (codex_home / "config.toml").write_text(config(url, server, model), encoding="utf-8")
+        (codex_home / "config.toml").write_text(config(url, server, model, entry), encoding="utf-8")
         options = [arg for override in overrides for arg in ("-c", override)]
         if trust_project_hooks:  # the test wrote the hooks itself (see the docstring)
             options += ["--trust", "--dangerously-bypass-hook-trust"]
@@ -162,6 +167,7 @@ def run(
                 env=env,
                 timeout=timeout,
                 port=INSIDE_PORT,
+                relayed=relayed,
             )
         return Run([dict(request.body) for request in script.main], code, stdout, stderr)
     finally:

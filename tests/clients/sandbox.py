@@ -1,7 +1,9 @@
 """A client run with no network but a loopback: new user, network and PID namespaces (`unshare`),
 where a relay on a port of the namespace's own loopback carries the client's API requests over a
-Unix socket to the stand-in outside. When the namespace's first process ends, the kernel ends
-every process left in it (the MCP server the client started too). Claude Code and Codex run so.
+Unix socket to the stand-in outside (and, where asked, other ports to servers outside, such as
+one MCP server over HTTP shared by several runs). When the namespace's first process ends, the
+kernel ends every process left in it (the MCP server the client started too). Claude Code and
+Codex run so.
 """
 
 from __future__ import annotations
@@ -48,20 +50,27 @@ def run(
     timeout: float,
     port: int = 0,
     url_variable: str | None = None,
+    relayed: Sequence[int] = (),
 ) -> tuple[int, str, str]:
     """Runs `command` in `cwd` inside the namespaces, its API requests to `127.0.0.1:port` (0: a
     free port, named to the command in `url_variable`) carried to `api` (`http://host:port`)
-    through a Unix socket at `socket_path`. The exit status, stdout and stderr; raises
+    through a Unix socket at `socket_path`; each port of `relayed` on the namespace's loopback is
+    carried to the same port of this host's. The exit status, stdout and stderr; raises
     `TimeoutExpired` after `timeout` seconds, once every process of the run has ended."""
     host, api_port = api.removeprefix("http://").rsplit(":", 1)
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as relay:
-        relay.bind(str(socket_path))
-        relay.listen()
-        outside = threading.Thread(
-            target=_relay, args=(relay, lambda: socket.create_connection((host, int(api_port)))), daemon=True
-        )
-        outside.start()
-        inside = _inside_command(str(socket_path), str(port), url_variable or "-", "--", *command)
+    targets = {str(socket_path): (host, int(api_port))}
+    targets |= {str(socket_path.with_name(f"port-{p}.sock")): ("127.0.0.1", p) for p in relayed}
+    with contextlib.ExitStack() as stack:
+        relays = []
+        for path, address in targets.items():
+            relay = stack.enter_context(socket.socket(socket.AF_UNIX, socket.SOCK_STREAM))
+            relay.bind(path)
+            relay.listen()
+            relays.append(relay)
+            connect = functools.partial(socket.create_connection, address)
+            threading.Thread(target=_relay, args=(relay, connect), daemon=True).start()
+        extra = ",".join(f"{p}={socket_path.with_name(f'port-{p}.sock')}" for p in relayed) or "-"
+        inside = _inside_command(str(socket_path), str(port), url_variable or "-", extra, "--", *command)
         process = subprocess.Popen(
             [*UNSHARE, *inside],
             cwd=cwd,
@@ -78,7 +87,8 @@ def run(
             stdout, stderr = process.communicate()
             raise subprocess.TimeoutExpired(list(command), timeout, stdout, stderr) from None
         finally:
-            relay.shutdown(socket.SHUT_RDWR)  # wakes the relay's accept, which then ends it
+            for relay in relays:
+                relay.shutdown(socket.SHUT_RDWR)  # wakes the relay's accept, which then ends it
     return process.returncode, stdout, stderr
 
 
@@ -91,25 +101,30 @@ def _inside_command(*args: str) -> list[str]:
 
 def _inside(args: list[str]) -> NoReturn:
     """The namespace's first process: brings its loopback up, relays a port on it to the Unix
-    socket `args[0]`, and runs the command after `--`, `args[2]` (unless `-`) naming the port's
-    URL (`--probe`: only checks that this much works)."""
+    socket `args[0]` (and each `PORT=SOCKET` of `args[3]` unless `-`), and runs the command after
+    `--`, `args[2]` (unless `-`) naming the first port's URL (`--probe`: only checks that this
+    much works)."""
     _loopback_up()
     if args[0] == "--probe":
         with socket.create_server(("127.0.0.1", 0)):
             sys.exit(0)
-    path, port, variable, command = args[0], int(args[1]), args[2], args[4:]
+    path, port, variable, command = args[0], int(args[1]), args[2], args[5:]
+    extra = [item.split("=", 1) for item in args[3].split(",")] if args[3] != "-" else []
+    for other, other_path in extra:
+        server = socket.create_server(("127.0.0.1", int(other)))
+        threading.Thread(target=_relay, args=(server, functools.partial(_unix, other_path)), daemon=True).start()
     with socket.create_server(("127.0.0.1", port)) as listener:
-
-        def connect() -> socket.socket:
-            upstream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            upstream.connect(path)
-            return upstream
-
-        threading.Thread(target=_relay, args=(listener, connect), daemon=True).start()
+        threading.Thread(target=_relay, args=(listener, functools.partial(_unix, path)), daemon=True).start()
         env = dict(os.environ)
         if variable != "-":
             env[variable] = f"http://127.0.0.1:{listener.getsockname()[1]}"
         sys.exit(subprocess.run(command, env=env, check=False).returncode)
+
+
+def _unix(path: str) -> socket.socket:
+    upstream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    upstream.connect(path)
+    return upstream
 
 
 def _loopback_up() -> None:

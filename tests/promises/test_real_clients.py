@@ -26,6 +26,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+import tomlkit
 from mcp import Client
 from mcp.types import TextContent
 
@@ -238,13 +239,22 @@ def test_tools_list_as_the_client_receives_it_is_under_16_kb(harness: Harness, t
     assert said == {NAMES[harness.name]}, said
 
 
-def test_sessions_of_a_real_client_share_the_server_setup_pointed_them_at(project: Path) -> None:
-    """One server for many sessions: `setup gemini-cli --url` writes the entry Gemini CLI reads for
-    a streamable HTTP server; two Gemini CLI sessions, one after the other, are answered by the one
-    server already running there (the entry starts none), the second after a file changed."""
-    reason = gemini.available()
-    if reason is not None:
-        pytest.skip(reason)
+SETUP_NAMES = {"Claude Code": "claude-code", "Codex": "codex", "Gemini CLI": "gemini-cli"}
+
+
+def written_entry(harness: Harness, project: Path) -> dict[str, Any]:
+    """Our server entry as `setup` wrote it into the client's own file."""
+    if harness.name == "Codex":
+        config = tomlkit.parse((project / ".codex" / "config.toml").read_text()).unwrap()
+        return dict(config["mcp_servers"]["agents-context"])
+    name = ".mcp.json" if harness.name == "Claude Code" else ".gemini/settings.json"
+    return dict(json.loads((project / name).read_text())["mcpServers"]["agents-context"])
+
+
+def test_sessions_of_a_real_client_share_the_server_setup_pointed_them_at(harness: Harness, project: Path) -> None:
+    """One server for many sessions: `setup CLIENT --url` writes the entry the client reads for a
+    streamable HTTP server; two sessions of the client, one after the other, are answered by the
+    one server already running there (the entry starts none), the second after a file changed."""
     port = free_port()
     url = f"http://127.0.0.1:{port}/mcp"
     shared = [
@@ -259,27 +269,33 @@ def test_sessions_of_a_real_client_share_the_server_setup_pointed_them_at(projec
         str(port),
     ]
     server = subprocess.Popen(shared, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    client = SETUP_NAMES[harness.name]
     try:
         wait_for_port(port, server)
-        done = cli("setup", "gemini-cli", "--project", str(project), "--url", url)
+        done = cli("setup", client, "--project", str(project), "--url", url)
         assert done.returncode == 0 and "setup does not start it" in done.stdout, done.stderr
-        entry = json.loads((project / ".gemini" / "settings.json").read_text())["mcpServers"]["agents-context"]
-        assert entry == {"httpUrl": url, "trust": True}
-        assert cli("setup", "gemini-cli", "--project", str(project), "--remove").returncode == 0  # not its hooks
-        call: list[Turn] = [
-            [ToolCall(gemini.tool_name("context_search"), {"query": "rollback canary deploy"})],
-            Say("done"),
-        ]
-        settings = {"mcpServers": {"agents-context": entry}}
-        first = gemini.tool_outputs(gemini.run(project, call, server=["false"], settings=settings))
-        (project / ".AGENTS" / "deploy.md").write_text("# Deploy\n\n## Rollback\n\nRoll back with the okapi lever.\n")
-        second = gemini.tool_outputs(gemini.run(project, call, server=["false"], settings=settings))
+        entry = written_entry(harness, project)
+        assert "command" not in entry and url in entry.values(), entry
+        assert cli("setup", client, "--project", str(project), "--remove").returncode == 0  # not its hooks
+        call: list[Turn] = [[ToolCall(harness.module.tool_name("context_search"), {"query": "rollback canary"})]]
+        outputs = []
+        for _ in range(2):
+            if harness.name == "Gemini CLI":
+                settings = {"mcpServers": {"agents-context": entry}}
+                run = gemini.run(project, [*call, Say("done")], server=["false"], settings=settings)
+            else:
+                run = harness.module.run(project, [*call, Say("done")], server=["false"], entry=entry, relayed=[port])
+            outputs.append([harness.text(o) for o in harness.module.tool_outputs(run)])
+            (project / ".AGENTS" / "deploy.md").write_text(
+                "# Deploy\n\n## Rollback\n\nRoll back with the okapi lever.\n"
+            )
         assert server.poll() is None, "the shared server stopped"
     finally:
         server.terminate()
         _, err = server.communicate(timeout=30)
-    assert len(first) == 1 and "Roll back with the zebra switch" in _gemini_text(first[0]), err[-2000:]
-    assert len(second) == 1 and "Roll back with the okapi lever" in _gemini_text(second[0]), err[-2000:]
+    first, second = outputs
+    assert len(first) == 1 and "Roll back with the zebra switch" in first[0], (harness.name, first, err[-2000:])
+    assert len(second) == 1 and "Roll back with the okapi lever" in second[0], (harness.name, second, err[-2000:])
 
 
 def free_port() -> int:
