@@ -29,7 +29,6 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
@@ -179,7 +178,7 @@ class LiveIndex(Store):
                 self.sweep(root, deadline, came)
             except Later as later:  # noqa: PERF203 - the lock is free again: wait without it, then once more
                 time.sleep(max(0.0, min(later.seconds, deadline - time.monotonic())))
-                self.sweep(root, deadline, replace(came, outside=False))
+                self.sweep(root, deadline, later.came)
         docs = [r for r in self.roots if r.kind is RootKind.DOCS]
         if docs:
             self.patrol_soon(r for r in docs if not covered(r))
@@ -202,17 +201,18 @@ class LiveIndex(Store):
     def sweep(self, root: Root, deadline: float | None = None, came: Came | None = None) -> Change:
         """Bring `root` up to date by stat: only files whose size or mtime moved are re-read. With
         `deadline` (a call's, see `catch_up`), it waits for the lock and for files to hold still
-        only until then. With `came` (when a call came), any sweep begun after it serves (calls
-        queued behind one sweep share the next), and files saved after it are not waited for
-        (see `Reader.now_or_later`)."""
+        only until then. With `came` (when a call came), any sweep begun after it that left no
+        file saved before it for later serves (calls queued behind one sweep share the next), and
+        files saved after this sweep first looked are not waited for (`Reader.now_or_later`)."""
         state = self.state[root.label]
 
         def work() -> Change:
-            if came is not None and state.swept >= came.at:
+            if came is not None and state.swept >= came.at and state.seen_ns >= came.at_ns:
                 return Change()
-            begun, started = time.monotonic(), time.time()
-            change = self._sweep(root, deadline, came)
-            state.swept = max(state.swept, begun)
+            begun, started, look = time.monotonic(), time.time(), time.time_ns()
+            look = look if came is None or came.look_ns is None else came.look_ns
+            change = self._sweep(root, deadline, came, look)
+            state.swept, state.seen_ns = max(state.swept, begun), max(state.seen_ns, look)
             self.mark_fresh(root, started)
             return change
 
@@ -306,7 +306,7 @@ class LiveIndex(Store):
 
     # --- one update: find, read, apply --------------------------------------------------------
 
-    def _sweep(self, root: Root, deadline: float | None = None, came: Came | None = None) -> Change:
+    def _sweep(self, root: Root, deadline: float | None = None, came: Came | None = None, look: int = 0) -> Change:
         state = self.state[root.label]
         pending = self.state[root.label].pending
         if not root_present(root):
@@ -322,7 +322,7 @@ class LiveIndex(Store):
         stale, batch = swept(root, state.files, state.skipped, state.rules)
         # A file left mid-write that is now gone, or back as indexed, is no longer being written.
         pending.intersection_update([ref.rel for ref in stale])
-        stale = self._reader.now_or_later(root, stale, came)
+        stale = self._reader.now_or_later(root, stale, came, look)
         if not stale and not batch.removed and batch.skipped == state.skipped and self.last_error is None:
             return Change()  # nothing moved (the case before almost every answer): no update to apply
         return self._reader.read_apply(root, stale, batch, deadline)

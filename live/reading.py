@@ -10,6 +10,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import as_completed
+from dataclasses import replace
 
 from corpus.catalog import Change, CorpusFile
 from corpus.read import FileText
@@ -56,18 +57,18 @@ class Reader:
         busy = lambda: state.waiting > 0  # noqa: E731 - someone waits for the root's lock
         return self.settler.read(root, refs, state.files, state.pending, batch, self.take, deadline, busy)
 
-    def now_or_later(self, root: Root, refs: list[FileRef], came: Came | None) -> list[FileRef]:
-        """The files of a whole sweep to read now. For a call (`came`), those saved after it came
-        and still settling are left for later (`RootState.later`, see `settle.young`); with
-        `came.outside`, `Later` is raised while the others are still settling, so that the
-        caller waits for them without the root's lock."""
+    def now_or_later(self, root: Root, refs: list[FileRef], came: Came | None, look_ns: int) -> list[FileRef]:
+        """The files of a whole sweep (that looked at `look_ns`) to read now. For a call (`came`),
+        those saved after the look and still settling are left for later (`RootState.later`, see
+        `settle.young`); with `came.outside`, `Later` is raised while the others are still
+        settling, so that the caller waits for them without the root's lock."""
         state = self.store.state[root.label]
         if came is None or not refs:
             state.later = set()
             return refs
-        sorted_ = young(refs, self.settler.settle_s, came.at_ns, state.pending)
+        sorted_ = young(refs, self.settler.settle_s, look_ns, state.pending)
         if came.outside and sorted_.wait > 0:
-            raise Later(sorted_.wait)
+            raise Later(sorted_.wait, replace(came, outside=False, look_ns=look_ns))
         state.later = {ref.rel for ref in sorted_.later}
         return sorted_.ready
 

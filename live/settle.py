@@ -204,8 +204,8 @@ def still(ref: FileRef, settle_s: float) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class Came:
-    """When a call came, for its read-your-writes: any sweep begun after `at` serves it, and
-    files saved after `at_ns` are no part of the disk it must see (see `young`)."""
+    """When a call came, for its read-your-writes: a sweep serves it if it began after `at` and
+    left no file saved before `at_ns` for later (`RootState.seen_ns`)."""
 
     at: float
     """`time.monotonic()`."""
@@ -213,6 +213,10 @@ class Came:
     """`time.time_ns()`, to compare with files' times."""
     outside: bool = False
     """Raise `Later` rather than pause for settling files while holding the root's lock."""
+    look_ns: int | None = None
+    """When the call's sweep first looked (under the root's lock): files saved before it are
+    waited for, files saved after it and still settling are left for later (see `young`). Kept
+    from one look to the next, so that a file saved meanwhile is no reason to pause again."""
 
     @classmethod
     def now(cls, outside: bool = False) -> Came:
@@ -220,11 +224,13 @@ class Came:
 
 
 class Later(Exception):
-    """A call's files are still settling: wait `seconds` without the root's lock, then look again."""
+    """A call's files are still settling: wait `seconds` without the root's lock, then look again
+    (`came`: the call, its first look kept)."""
 
-    def __init__(self, seconds: float) -> None:
+    def __init__(self, seconds: float, came: Came) -> None:
         super().__init__(f"files settle in {seconds:.3f} s")
         self.seconds = seconds
+        self.came = came
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,13 +246,14 @@ class Young:
     """Seconds until the newest of `ready` was saved `settle_s` ago (0: none is that young)."""
 
 
-def young(refs: list[FileRef], settle_s: float, came_ns: int, pending: set[str]) -> Young:
-    """Sort a call's files (the call came at `came_ns`, `time.time_ns()`): a file saved after the
-    call came and still settling is no part of the disk the call must see, unless it also changed
-    before, which cannot be told; it is left unread (`pending`: the answer says its root is
-    changing, and the watcher or the next call reads it). The others are read, once settled,
-    but for the `pending` ones rewritten since they were found changing, which nobody waits for
-    (see `Settler.read`). A file dated in the future is waited for at most `settle_s`."""
+def young(refs: list[FileRef], settle_s: float, look_ns: int, pending: set[str]) -> Young:
+    """Sort a call's files (its sweep first looked at `look_ns`, `time.time_ns()`, after the call
+    came): a file saved after the look and still settling is no part of the disk the call must
+    see, unless it also changed before, which cannot be told; it is left unread
+    (`RootState.later`: the answer says its root is changing, and the watcher or the next call
+    reads it). The others are read, once settled, but for the `pending` ones rewritten since they
+    were found changing, which nobody waits for (see `Settler.read`). A file dated in the future
+    is waited for at most `settle_s`."""
     now = time.time_ns()
     settle_ns = int(settle_s * 1e9)
     ready: list[FileRef] = []
@@ -254,7 +261,7 @@ def young(refs: list[FileRef], settle_s: float, came_ns: int, pending: set[str])
     newest = 0
     for ref in refs:
         saved = max(ref.mtime_ns, ref.ctime_ns)
-        if came_ns < saved <= now and now - saved < settle_ns:
+        if look_ns < saved <= now and now - saved < settle_ns:
             later.append(ref)
         else:
             ready.append(ref)

@@ -112,7 +112,10 @@ class RootState:
     left as indexed, not waited for (`Reader.now_or_later`), unlike `pending` never found changing."""
     swept: float = 0.0
     """When the last whole stat sweep of the root began (`time.monotonic()`): a call that came
-    before it needs no sweep of its own (`LiveIndex.sweep`)."""
+    before it needs no sweep of its own (`LiveIndex.sweep`)..."""
+    seen_ns: int = 0
+    """...if every file saved before the call came was read by it (or is `pending`, `later`): the
+    sweep's look (`time.time_ns()`), before which it left no file for later."""
     patrol: Pass | None = None
     _guard: threading.Lock = field(default_factory=threading.Lock)
     """Guards `waiting`."""

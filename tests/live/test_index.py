@@ -406,16 +406,17 @@ def test_a_call_waits_for_its_files_to_settle_without_holding_the_root(make_tree
     assert live.changing(live.roots) == []
 
 
-def test_a_call_does_not_wait_for_a_file_saved_after_it_came(make_tree: Callable[..., Path]) -> None:
-    """A file saved after a call came, and still settling, is no part of the disk that call must
-    see: it is not waited for. Whether it also changed before cannot be told, so it is left as
-    indexed and the answer says its root is changing, until a sweep reads it once it is still."""
+def test_a_call_does_not_wait_for_a_file_saved_after_it_looked(make_tree: Callable[..., Path]) -> None:
+    """A file saved after a call's sweep first looked (after the call came), and still settling,
+    is no part of the disk that call must see: it is not waited for, when the sweep looks again.
+    Whether it also changed before cannot be told, so it is left as indexed and the answer says
+    its root is changing, until a sweep reads it once it is still."""
     root = make_tree({"a.md": "# A\n\nalpha\n", "b.md": "# B\n\nbravo\n"})
     live = LiveIndex(make_roots([root]), settle_s=2.0)
     (r,) = live.roots
     (root / "b.md").write_text("# B\n\nbefore the call\n")
     os.utime(root / "b.md", ns=(time.time_ns() - 10**10,) * 2)  # saved and settled before the call
-    came = Came.now()
+    came = Came(time.monotonic(), time.time_ns(), look_ns=time.time_ns())  # came, looked, waited
     (root / "a.md").write_text("# A\n\nsaved after the call came\n")
     live.sweep(r, time.monotonic() + 30, came)
     assert live.corpus.files[".AGENTS/b.md"].text == "# B\n\nbefore the call\n"
@@ -423,4 +424,23 @@ def test_a_call_does_not_wait_for_a_file_saved_after_it_came(make_tree: Callable
     assert live.changing(live.roots) == [".AGENTS:changing"]
     live.sweep(r)  # not a call's: waits for the file to hold still, and reads it
     assert live.corpus.files[".AGENTS/a.md"].text == "# A\n\nsaved after the call came\n"
+    assert live.changing(live.roots) == []
+
+
+def test_a_sweep_that_left_a_file_for_later_serves_no_call_that_came_after_it_was_saved(
+    make_tree: Callable[..., Path],
+) -> None:
+    """Calls queued behind a sweep share it, but only if it read every file saved before they
+    came: a call that came after a file the sweep left for later (saved after that sweep's call
+    first looked) sweeps again, and reads it."""
+    root = make_tree({"a.md": "# A\n\nalpha\n"})
+    live = LiveIndex(make_roots([root]), settle_s=2.0)
+    (r,) = live.roots
+    first = Came(time.monotonic(), time.time_ns(), look_ns=time.time_ns())  # came and looked
+    (root / "a.md").write_text("# A\n\nsaved between the two calls\n")
+    second = Came.now()  # came after the file was saved: it must see it
+    live.sweep(r, time.monotonic() + 30, first)
+    assert live.corpus.files[".AGENTS/a.md"].text == "# A\n\nalpha\n"  # left for later
+    live.sweep(r, time.monotonic() + 30, second)  # that sweep began after it came, all the same
+    assert live.corpus.files[".AGENTS/a.md"].text == "# A\n\nsaved between the two calls\n"
     assert live.changing(live.roots) == []
