@@ -50,14 +50,10 @@ from typing import Any
 import platformdirs
 from filelock import FileLock, Timeout
 
-from corpus.catalog import CorpusFile
-from corpus.listing import Kept
 from corpus.names import printable
 from corpus.roots import Root
 from live import arrayfile, codec
-from live.codec import Restored
-from retrieval.chunks.units import Unit
-from retrieval.engine.packing import Packed
+from live.codec import Saved
 
 log = logging.getLogger("agents_context.cache")
 
@@ -176,7 +172,7 @@ class IndexCache:
 
     # --- reading --------------------------------------------------------------------------
 
-    def load(self, root: Root, key: str) -> Restored | None:
+    def load(self, root: Root, key: str) -> Saved | None:
         """The saved root, or None (no entry, or one that cannot be trusted: it is deleted).
         Its last use is now."""
         self._use(key)
@@ -199,15 +195,7 @@ class IndexCache:
 
     # --- writing --------------------------------------------------------------------------
 
-    def save(
-        self,
-        root: Root,
-        key: str,
-        files: Sequence[CorpusFile],
-        sections: Packed[Unit],
-        windows: Packed[Unit],
-        listings: Sequence[Kept] = (),
-    ) -> bool:
+    def save(self, root: Root, key: str, entry: Saved) -> bool:
         """Write the entry atomically, then prune; False if another process holds the entry's lock."""
         self._use(key)
         self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -215,7 +203,7 @@ class IndexCache:
             self.directory.chmod(0o700)
         try:
             with self._lock(key):
-                arrays = codec.arrays(root, key, files, sections, windows, listings)
+                arrays = codec.arrays(root, key, entry)
                 with _atomic(self.path(key)) as out:
                     arrayfile.write(out, arrays)
                 about = {"root": printable(str(root.path)), "label": printable(root.label), "kind": root.kind.value}

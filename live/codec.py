@@ -37,10 +37,11 @@ FORMAT = 13
 
 
 @dataclass(slots=True)
-class Restored:
-    """One root as it was saved: its files and, per index, its packed units."""
+class Saved:
+    """One root as a cache entry holds it (written, restored, or sent by a worker): its files,
+    per index its packed units, and its folder listings."""
 
-    files: list[CorpusFile]
+    files: Sequence[CorpusFile]
     sections: Packed[Unit]
     windows: Packed[Unit]
     listings: list[Kept] = field(default_factory=list)
@@ -127,14 +128,8 @@ def _meta(meta: FrontMatter) -> str | None:
     )
 
 
-def arrays(
-    root: Root,
-    key: str,
-    files: Sequence[CorpusFile],
-    sections: Packed[Unit],
-    windows: Packed[Unit],
-    listings: Sequence[Kept] = (),
-) -> dict[str, npt.NDArray[Any]]:
+def arrays(root: Root, key: str, entry: Saved) -> dict[str, npt.NDArray[Any]]:
+    files, listings = entry.files, entry.listings
     strings = _Strings()
     header = {"format": FORMAT, "key": key, "root": str(root.path), "saved_at": time.time(), "files": len(files)}
     number = {f.path: i for i, f in enumerate(files)}
@@ -150,7 +145,7 @@ def arrays(
         "f_meta": _ints((strings.add(_meta(f.meta)) for f in files), n),
     }
     by_path = {f.path: f for f in files}
-    for prefix, packed in (("s", sections), ("w", windows)):
+    for prefix, packed in (("s", entry.sections), ("w", entry.windows)):
         units = packed.payloads
         m, g = len(units), len(packed.groups)
         at = _offsets(units, by_path)
@@ -285,7 +280,7 @@ def _offsets(units: Sequence[Unit], files: Mapping[str, CorpusFile]) -> list[int
     return found
 
 
-def restore(root: Root, key: str, a: Mapping[str, npt.NDArray[Any]]) -> Restored:
+def restore(root: Root, key: str, a: Mapping[str, npt.NDArray[Any]]) -> Saved:
     header = json.loads(a["header"].tobytes())
     if header.get("format") != FORMAT or header.get("key") != key or header.get("root") != str(root.path):
         raise ValueError("written for another format or root")
@@ -333,7 +328,7 @@ def restore(root: Root, key: str, a: Mapping[str, npt.NDArray[Any]]) -> Restored
     # To check every unit's bounds at once: a text not held has at most as many characters as bytes.
     sizes = np.array([len(f.text) if f.held else f.size for f in files], dtype=np.int64)
     sections, windows = _packed(a, "s", s, files, sizes), _packed(a, "w", s, files, sizes)
-    return Restored(files, sections, windows, _listings(a, s))
+    return Saved(files, sections, windows, _listings(a, s))
 
 
 def _front_matter(raw: str) -> FrontMatter:

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from corpus.listing import kept, seed
 from corpus.roots import Root, RootKind
 from live.cache import IndexCache
+from live.codec import Saved
 from live.store import Store
 from retrieval.engine.memory import release_free_memory
 
@@ -72,7 +73,7 @@ def save(store: Store, cache: IndexCache, root: Root) -> None:
         sections, windows = store.library.sections.pack(paths), store.library.windows.pack(paths)
     listings = kept(root.path, root.include)
     try:
-        cache.save(root, cache_key(store, cache, root), files, sections, windows, listings)
+        cache.save(root, cache_key(store, cache, root), Saved(files, sections, windows, listings))
     except Exception as exc:  # a full disk, a read-only cache, anything: serve on, uncached
         state.dirty = True
         log.warning("could not write the cache for %s: %s", root.label, exc)

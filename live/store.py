@@ -24,7 +24,7 @@ from corpus.roots import Root
 from corpus.rules import PinSet
 from corpus.scan import SkippedFile
 from live.changes import Batch, Pass
-from live.codec import Restored
+from live.codec import Saved
 from retrieval.engine.library import Library
 from retrieval.engine.ranking import Ranking
 from retrieval.search.policy import Policy
@@ -263,7 +263,7 @@ class Store:
                 listener(root, change)
         return change
 
-    def adopt(self, root: Root, restored: Restored, skipped: Iterable[SkippedFile] = ()) -> Change:
+    def adopt(self, root: Root, restored: Saved, skipped: Iterable[SkippedFile] = ()) -> Change:
         """Files not indexed yet, read, chunked and tokenized elsewhere (a worker process, see
         `live.workers`), packed: added as one generation, as `apply` adds files."""
         state = self.state[root.label]

@@ -12,7 +12,7 @@ from corpus.catalog import load
 from corpus.conventions import convention_of, expand_braces, matches
 from corpus.frontmatter import parse
 from corpus.roots import make_roots
-from live.codec import arrays, restore
+from live.codec import Saved, arrays, restore
 from retrieval.engine.library import Library
 from tests.conftest import write_tree
 from tests.projects import EVERY_CONVENTION
@@ -196,7 +196,7 @@ def test_what_a_convention_says_survives_the_cache(tmp_path: Path) -> None:
         {f.path: library.prepare(f.path, f.uri, f.text, f.searchable, f.meta.title, f.meta.tags) for f in files}
     )
     paths = [f.path for f in files]
-    packed = arrays(root, "k", files, library.sections.pack(paths), library.windows.pack(paths))
+    packed = arrays(root, "k", Saved(files, library.sections.pack(paths), library.windows.pack(paths)))
     restored = {f.rel: f for f in restore(root, "k", packed).files}
     assert {rel: f.meta for rel, f in restored.items()} == {f.rel: f.meta for f in files}
     assert restored[".kiro/steering/broken.md"].meta.problem is not None

@@ -15,7 +15,7 @@ from corpus.catalog import CorpusFile
 from corpus.frontmatter import FrontMatter
 from corpus.roots import Root, make_roots
 from live import arrayfile
-from live.codec import arrays, restore
+from live.codec import Saved, arrays, restore
 from live.index import LiveIndex
 from retrieval.chunks.units import Unit
 from retrieval.engine.library import Library
@@ -76,7 +76,7 @@ def search(library: Library, query: str) -> list[tuple[str, float]]:
 
 def test_a_root_comes_back_with_the_same_files_and_units(live: LiveIndex) -> None:
     root, files, sections, windows = packed(live)
-    restored = restore(root, "key", arrays(root, "key", files, sections, windows))
+    restored = restore(root, "key", arrays(root, "key", Saved(files, sections, windows)))
     assert restored.files == files  # text, stamps, digest, pins and front matter
     assert_same_packed(restored.sections, sections)
     assert_same_packed(restored.windows, windows)
@@ -84,7 +84,7 @@ def test_a_root_comes_back_with_the_same_files_and_units(live: LiveIndex) -> Non
 
 def test_front_matter_comes_back_whole(live: LiveIndex) -> None:
     root, files, sections, windows = packed(live)
-    restored = {f.rel: f for f in restore(root, "k", arrays(root, "k", files, sections, windows)).files}
+    restored = {f.rel: f for f in restore(root, "k", arrays(root, "k", Saved(files, sections, windows))).files}
     deploy = restored["notes/deploy.md"]
     assert deploy.meta == FrontMatter(
         "Deploy notes", "How we ship", ("release", "ops"), ("src/**/*.py", "deploy/*"), False, glob_key="globs"
@@ -93,7 +93,7 @@ def test_front_matter_comes_back_whole(live: LiveIndex) -> None:
     always = restored["rules/always.md"]
     assert always.meta.always_apply and always.meta.title == "Always" and always.pinned
     assert restored["security.md"].meta == FrontMatter()
-    units = list(restore(root, "k", arrays(root, "k", files, sections, windows)).sections.payloads)
+    units = list(restore(root, "k", arrays(root, "k", Saved(files, sections, windows))).sections.payloads)
     assert {u.trail[0] for u in units if u.path == ".AGENTS/notes/deploy.md"} == {"Deploy notes"}
     assert {u.tags for u in units if u.path == ".AGENTS/notes/deploy.md"} == {("release", "ops")}
 
@@ -102,7 +102,7 @@ def test_units_after_non_ascii_text_come_back_from_the_right_offsets(live: LiveI
     """A unit's text is stored as a character offset into its file's text: characters outside
     the BMP and multi-byte ones before it must not shift it."""
     root, files, sections, windows = packed(live)
-    restored = restore(root, "k", arrays(root, "k", files, sections, windows))
+    restored = restore(root, "k", arrays(root, "k", Saved(files, sections, windows)))
     by_id = {u.id: u for u in restored.sections.payloads}
     assert by_id[".AGENTS/unicode.md:5"].text == "## Straße\n\nZürich iota 𝒳."
     assert by_id[".AGENTS/unicode.md:1"].text == "# Ünïcode 🚀\n\nnaïve café — 🚀 rocket theta."
@@ -110,7 +110,7 @@ def test_units_after_non_ascii_text_come_back_from_the_right_offsets(live: LiveI
 
 def test_a_restored_root_answers_searches_exactly_like_the_index_it_came_from(live: LiveIndex) -> None:
     root, files, sections, windows = packed(live)
-    restored = restore(root, "k", arrays(root, "k", files, sections, windows))
+    restored = restore(root, "k", arrays(root, "k", Saved(files, sections, windows)))
     library = Library(live.library.ranking)
     library.sections.unpack(restored.sections)
     library.windows.unpack(restored.windows)
@@ -123,7 +123,7 @@ def test_an_entry_survives_the_trip_through_an_array_file(live: LiveIndex, tmp_p
     path = tmp_path / "cache" / "root.index"
     path.parent.mkdir()
     with path.open("wb") as out:
-        arrayfile.write(out, arrays(root, "k", files, sections, windows))
+        arrayfile.write(out, arrays(root, "k", Saved(files, sections, windows)))
     restored = restore(root, "k", arrayfile.read(path))
     assert restored.files == files
     assert_same_packed(restored.sections, sections)
@@ -133,7 +133,7 @@ def test_an_entry_survives_the_trip_through_an_array_file(live: LiveIndex, tmp_p
 def test_an_empty_root_comes_back_empty(make_tree: Callable[..., Path]) -> None:
     live = LiveIndex(make_roots([make_tree({})]), settle_s=0)
     root, files, sections, windows = packed(live)
-    restored = restore(root, "k", arrays(root, "k", files, sections, windows))
+    restored = restore(root, "k", arrays(root, "k", Saved(files, sections, windows)))
     assert restored.files == [] and restored.sections.payloads == [] and restored.windows.payloads == []
 
 
@@ -145,7 +145,7 @@ def test_a_unit_whose_text_is_not_in_its_file_at_its_line_is_kept_verbatim(live:
     moved = units[odd + 1]._replace(start_line=1)  # its text is in the file, but not at this line
     units[odd + 1] = moved
     changed = dataclasses.replace(sections, payloads=units)
-    restored = restore(root, "k", arrays(root, "k", files, changed, windows))
+    restored = restore(root, "k", arrays(root, "k", Saved(files, changed, windows)))
     assert restored.sections.payloads == units
     assert restored.sections.payloads[odd].text == "## Secrets\n\ntext the file does not hold at line 5"
     assert restored.sections.payloads[odd + 1] == moved
@@ -156,21 +156,23 @@ def test_a_unit_beyond_its_files_last_line_is_kept_verbatim(live: LiveIndex) -> 
     units = [
         u._replace(start_line=10_000, end_line=10_001) if u.path == ".AGENTS/C#.md" else u for u in windows.payloads
     ]
-    restored = restore(root, "k", arrays(root, "k", files, sections, dataclasses.replace(windows, payloads=units)))
+    restored = restore(
+        root, "k", arrays(root, "k", Saved(files, sections, dataclasses.replace(windows, payloads=units)))
+    )
     assert restored.windows.payloads == units
 
 
 @pytest.mark.parametrize("key", ["another key", "", "KEY"])
 def test_an_entry_restored_with_another_key_is_refused(live: LiveIndex, key: str) -> None:
     root, files, sections, windows = packed(live)
-    encoded = arrays(root, "key", files, sections, windows)
+    encoded = arrays(root, "key", Saved(files, sections, windows))
     with pytest.raises(ValueError, match="another format or root"):
         restore(root, key, encoded)
 
 
 def test_an_entry_restored_for_another_root_is_refused(live: LiveIndex, make_tree: Callable[..., Path]) -> None:
     root, files, sections, windows = packed(live)
-    encoded = arrays(root, "key", files, sections, windows)
+    encoded = arrays(root, "key", Saved(files, sections, windows))
     (other,) = make_roots([make_tree(TREE, name="elsewhere/.AGENTS")])
     assert other.label == root.label  # the same label, another folder
     with pytest.raises(ValueError, match="another format or root"):
@@ -179,7 +181,7 @@ def test_an_entry_restored_for_another_root_is_refused(live: LiveIndex, make_tre
 
 def test_an_entry_of_another_format_is_refused(live: LiveIndex) -> None:
     root, files, sections, windows = packed(live)
-    encoded: dict[str, npt.NDArray[Any]] = arrays(root, "key", files, sections, windows)
+    encoded: dict[str, npt.NDArray[Any]] = arrays(root, "key", Saved(files, sections, windows))
     header = encoded["header"].tobytes().replace(b'"format": ', b'"format": 1')  # 7 -> 17, say
     encoded["header"] = np.frombuffer(header, dtype=np.uint8)
     with pytest.raises(ValueError, match="another format or root"):
@@ -191,18 +193,18 @@ def test_a_string_holding_a_nul_character_cannot_be_encoded(live: LiveIndex, fie
     root, files, sections, windows = packed(live)
     files[1] = files[1]._replace(**{field: getattr(files[1], field) + "\0tail"})
     with pytest.raises(ValueError, match="NUL"):
-        arrays(root, "key", files, sections, windows)
+        arrays(root, "key", Saved(files, sections, windows))
 
 
 def test_a_heading_holding_a_nul_character_cannot_be_encoded(live: LiveIndex) -> None:
     root, files, sections, windows = packed(live)
     units = [sections.payloads[0]._replace(heading="bad\0heading"), *sections.payloads[1:]]
     with pytest.raises(ValueError, match="NUL"):
-        arrays(root, "key", files, dataclasses.replace(sections, payloads=units), windows)
+        arrays(root, "key", Saved(files, dataclasses.replace(sections, payloads=units), windows))
 
 
 def test_restored_files_belong_to_the_root_they_were_restored_for(live: LiveIndex) -> None:
     root, files, sections, windows = packed(live)
-    restored = restore(root, "k", arrays(root, "k", files, sections, windows))
+    restored = restore(root, "k", arrays(root, "k", Saved(files, sections, windows)))
     assert all(f.root is root for f in restored.files)  # what `Corpus.in_root` counts by
     assert [f.path for f in restored.files] == [f.path for f in files]
