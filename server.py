@@ -26,6 +26,7 @@ from mcp.types import Annotations, CallToolResult, InputRequiredResult, Resource
 from pydantic import AnyUrl, ValidationError
 from watchfiles import awatch
 
+from cli import share
 from cli.flags import COMMANDS, parse, show_help, version
 from cli.settings import Settings, announce, configure_logging, open_index
 from corpus.catalog import CorpusFile, read_uri
@@ -46,6 +47,7 @@ from protocol.frames import serve_stdio
 from protocol.legacy import Clients, add_subscriptions, advertise_list_changed, capture
 from protocol.notify import notifying
 from protocol.results import error_result, mime_type, tool_result
+from protocol.shared import serve_sockets
 from retrieval.render import briefing
 from retrieval.render.excerpt import render_excerpt
 from retrieval.render.grammar import freshness_fields
@@ -425,7 +427,8 @@ def _lifespan(app: App) -> Callable[[MCPServer[App]], Any]:
 
 def serve(settings: Settings, prepare: Callable[[AgentsServer], None] | None = None, background: bool = True) -> None:
     """Index the roots (`--docs` roots in the background), say what is served on stderr, and serve
-    on the settings' transport until the client leaves; `prepare` may add to the server first."""
+    on the settings' transport until the client leaves (or, started by `agents-context-shared`,
+    its sessions until none is left); `prepare` may add to the server first."""
     configure_logging(settings.log_level or "INFO", settings.log_file)
     # Searches are CPU-bound, sweeps and reads wait on the disk: with the default 5 ms switch
     # interval a sweep's thread waits that long for the interpreter after each stat while a search
@@ -439,6 +442,8 @@ def serve(settings: Settings, prepare: Callable[[AgentsServer], None] | None = N
     try:
         if settings.transport == "http":
             anyio.run(_serve_http, server, settings.host, settings.port)
+        elif (relayed := share.serving()) is not None:  # started by agents-context-shared
+            anyio.run(serve_sockets, server, *relayed)
         else:
             log.info("# waiting for an MCP client on stdin")
             anyio.run(serve_stdio, server)  # the SDK's stdio, with every line answered

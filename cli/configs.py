@@ -25,6 +25,8 @@ SERVER = "agents-context"
 """Our console script, and the name of our server entry."""
 HOOK = "agents-context-hook"
 """Our hook's console script: a handler whose command holds it is ours."""
+SHARED = "agents-context-shared"
+"""The console script that relays a session to one server all sessions share (`cli.share`)."""
 
 Doc = Any
 """A parsed file: a JSON object (dict) or a tomlkit document (a dict too)."""

@@ -344,6 +344,12 @@ def _setup_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser])
         help="connect to one server already running over streamable HTTP, shared by every session "
         "(such as http://127.0.0.1:8000/mcp), instead of starting one per session",
     )
+    how.add_argument(
+        "--shared",
+        action="store_true",
+        help="start the server through agents-context-shared: every session of the project shares one "
+        "server, which the first starts and which stops once unused for 5 minutes",
+    )
 
 
 def parse(argv: list[str]) -> argparse.Namespace:

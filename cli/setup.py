@@ -27,9 +27,11 @@ from typing import Any
 from urllib.parse import urlparse
 from urllib.request import url2pathname
 
+from cli import share
 from cli.configs import (
     HOOK,
     SERVER,
+    SHARED,
     Change,
     ConfigFile,
     Refused,
@@ -65,23 +67,27 @@ class Launch:
     """The arguments before ours (`--from CHECKOUT agents-context` for uvx)."""
     hook: str
     """The hook's command line, without the client's name."""
+    shared: bool = False
+    """Sessions share one server (`agents-context-shared`)."""
 
     def args(self, project: Path, hooked: bool = False) -> list[str]:
         """The server's arguments; `hooked`: the client runs our hook (`--hooked`)."""
         return [*self.prefix, "--project", str(project), *(["--hooked"] if hooked else [])]
 
 
-def launch(command: str | None = None) -> Launch:
-    """`--command CMD`; else this console script's absolute path; else uvx from this checkout."""
+def launch(command: str | None = None, shared: bool = False) -> Launch:
+    """`--command CMD`; else this console script's absolute path; else uvx from this checkout.
+    `shared` (`--shared`): `agents-context-shared` beside it, so that sessions share one server."""
     if command is not None:
         return Launch(command, (), _hook_beside(Path(command)))
+    name = SHARED if shared else SERVER
     script = console_script()
     if script is not None:
-        return Launch(str(script), (), _hook_beside(script))
+        return Launch(str(script.with_name(name + script.suffix)), (), _hook_beside(script), shared)
     source = checkout()
     if source is not None:
-        return Launch("uvx", ("--from", str(source), SERVER), _words("uvx", "--from", str(source), HOOK))
-    return Launch(SERVER, (), HOOK)
+        return Launch("uvx", ("--from", str(source), name), _words("uvx", "--from", str(source), HOOK), shared)
+    return Launch(name, (), HOOK, shared)
 
 
 def console_script() -> Path | None:
@@ -252,7 +258,13 @@ def _verb(change: Change) -> str:
 
 
 def report(
-    client: str, project: Path, changes: list[Change], remove: bool, dry_run: bool, url: str | None = None
+    client: str,
+    project: Path,
+    changes: list[Change],
+    remove: bool,
+    dry_run: bool,
+    url: str | None = None,
+    how: Launch | None = None,
 ) -> str:
     name, done = CLIENTS[client], [c for c in changes if c.changed]
     lines = [diff(c).rstrip("\n") for c in done] if dry_run else [f"{_verb(c)} {c.path}" for c in done]
@@ -274,6 +286,12 @@ def report(
         lines.append(VSCODE_HOOKS)
     if url is not None and not remove:
         lines.append(shared(client, project, url))
+    if how is not None and how.shared and not remove:
+        idle = f"{share.IDLE_S / 60:.0f} minutes"
+        lines.append(
+            f"Each {name} session in {project} joins one shared server: "
+            f"the first starts it; it stops {idle} after the last."
+        )
     return "\n".join(lines)
 
 
@@ -287,17 +305,18 @@ def shared(client: str, project: Path, url: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    """`agents-context setup CLIENT [--project DIR] [--dry-run] [--remove] [--command CMD | --url URL]`."""
+    """`agents-context setup CLIENT [--project DIR] [--dry-run] [--remove] [--command CMD | --url URL | --shared]`."""
     project = (args.project or Path.cwd()).expanduser().resolve()
     try:
         if not project.is_dir():
             raise Refused(f"{project} is not a folder, so nothing was written")
         url = None if args.url is None else checked_url(args.url)
-        changes = plan(args.client, project, launch(args.server_command), args.remove, url)
+        how = launch(args.server_command, args.shared)
+        changes = plan(args.client, project, how, args.remove, url)
         if not args.dry_run:
             apply(changes, project)
     except (Refused, OSError) as exc:
         print(f"agents-context setup: {exc}", file=sys.stderr)  # noqa: T201 - a CLI command
         return 2
-    print(report(args.client, project, changes, args.remove, args.dry_run, url))  # noqa: T201 - a CLI command
+    print(report(args.client, project, changes, args.remove, args.dry_run, url, how))  # noqa: T201 - a CLI command
     return 0

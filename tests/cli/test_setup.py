@@ -360,6 +360,40 @@ def test_the_command_is_this_console_script_and_the_hook_beside_it(
     )
 
 
+@pytest.mark.parametrize("client", CLIENTS)
+def test_shared_starts_each_session_through_the_relay_beside_the_script(
+    tmp_path: Path, client: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    script = tmp_path / "bin" / "agents-context"
+    script.parent.mkdir()
+    script.write_text("#!/bin/sh\n")
+    monkeypatch.setattr(sys, "argv", [str(script), "setup"])
+    project = tmp_path / "project"
+    project.mkdir()
+    assert setup.run(parse(["setup", client, "--project", str(project), "--shared"])) == 0
+    entry = our_server(project, client)
+    assert entry["command"] == str(script.resolve().with_name("agents-context-shared"))
+    assert entry["args"][:2] == ["--project", str(project)]
+    if client in HOOKS:  # the hook is the same command, whoever serves
+        assert set(hook_commands(load(project / HOOKS[client]))) == {
+            f"{script.resolve().with_name('agents-context-hook')} {client}"
+        }
+    assert "joins one shared server: the first starts it; it stops 5 minutes after the last" in capsys.readouterr().out
+    assert setup.launch(shared=True).shared and not setup.launch().shared
+
+
+def test_shared_from_a_checkout_runs_the_relay_with_uvx(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "argv", [str(REPO / "server.py"), "setup"])
+    how = setup.launch(shared=True)
+    assert (how.command, how.prefix) == ("uvx", ("--from", str(REPO), "agents-context-shared"))
+
+
+def test_shared_and_a_url_or_a_command_are_refused_together(tmp_path: Path) -> None:
+    for other in (["--url", URL], ["--command", "x"]):
+        done = cli("setup", "cursor", "--project", str(tmp_path), "--shared", *other)
+        assert done.returncode == 2 and "not allowed with argument" in done.stderr, done.stderr
+
+
 def test_without_a_console_script_it_runs_uvx_from_this_checkout(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sys, "argv", [str(REPO / "server.py"), "setup"])
     how = setup.launch()

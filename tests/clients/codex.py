@@ -82,7 +82,7 @@ def config(url: str, server: Sequence[str], model: str = DEFAULT_MODEL, entry: d
     env = {CACHE_ENV: os.environ[CACHE_ENV]} if CACHE_ENV in os.environ else {}
     how = f"command = {_toml(server[0])}\nargs = {_toml(list(server[1:]))}\nenv = {_toml(env)}"
     if entry is not None:
-        how = "\n".join(f"{key} = {json.dumps(value)}" for key, value in entry.items() if key != "required")
+        how = "\n".join(f"{key} = {_toml(value)}" for key, value in entry.items() if key != "required")
     return f"""\
 model = {_toml(model)}
 model_provider = "standin"

@@ -13,8 +13,11 @@ Each client skips, saying why, where it cannot run (no npm, no user namespaces).
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -30,11 +33,17 @@ import tomlkit
 from mcp import Client
 from mcp.types import TextContent
 
+from cli import share
+from cli.hook import STATE_ENV
+from live.cache import ENV as CACHE_ENV
 from tests.clients import claude, codex, gemini, record
 from tests.clients.standin import Say, ToolCall, Turn
 from tests.conftest import write_tree
 from tests.helpers import SERVER, cli
 from tests.projects import parse, serve
+
+RELAY = Path(sys.executable).with_name("agents-context-shared")
+"""The stdio command that shares one server (`cli.share`)."""
 
 OVERVIEW = "# Overview\n\nOVERVIEW-MARK. The shop sells tea.\n\n" + "Background on the shop and its history. " * 60
 AGENTS = "# Agent guide\n\nAGENTS-MARK. Run `make test` before every commit.\n\n" + "Keep modules small. " * 40
@@ -317,3 +326,54 @@ def listening(port: int) -> bool:
     except OSError:
         return False
     return True
+
+
+def test_sessions_of_a_real_client_share_the_server_agents_context_shared_runs(
+    harness: Harness, project: Path, tmp_path: Path
+) -> None:
+    """One server for clients set up with a stdio command: each session's `agents-context-shared`
+    relays to the server the first one started. Here the first is a session outside the client
+    (whose sandbox ends every process it started, so it cannot start the server itself); two runs
+    of the client are answered by that server, the second after a file changed."""
+    env = {STATE_ENV: str(tmp_path / "state"), CACHE_ENV: os.environ[CACHE_ENV], share.IDLE_ENV: "60"}
+    args = ["--project", str(project), "--no-cache"]
+    state = share.state_file(args, project, {**os.environ, **env})
+    first = subprocess.Popen(
+        [str(RELAY), *args], cwd=project, env={**os.environ, **env}, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL
+    )
+    deadline = time.monotonic() + 120
+    while (started := share.published(state)) is None:
+        assert first.poll() is None and time.monotonic() < deadline, "the shared server did not start"
+        time.sleep(0.1)
+    try:
+        entry = {"command": str(RELAY), "args": args, "env": env}
+        call: list[Turn] = [[ToolCall(harness.module.tool_name("context_search"), {"query": "rollback canary"})]]
+        outputs = []
+        for _ in range(2):
+            if harness.name == "Gemini CLI":
+                run = gemini.run(
+                    project,
+                    [*call, Say("done")],
+                    server=["false"],
+                    settings={"mcpServers": {"agents-context": {**entry, "trust": True}}},
+                )
+            else:
+                run = harness.module.run(
+                    project, [*call, Say("done")], server=["false"], entry=entry, relayed=[started.port]
+                )
+            outputs.append([harness.text(o) for o in harness.module.tool_outputs(run)])
+            (project / ".AGENTS" / "deploy.md").write_text(
+                "# Deploy\n\n## Rollback\n\nRoll back with the okapi lever.\n"
+            )
+        assert share.published(state) == started, "a second server was started"
+    finally:
+        assert first.stdin is not None
+        first.stdin.close()
+        first.wait(timeout=30)
+        with contextlib.suppress(OSError):
+            os.kill(started.pid, signal.SIGTERM)
+    log = state.with_suffix(".log").read_text(encoding="utf-8")
+    assert log.count(f"(says '{NAMES[harness.name]}')") == 2, log[-2000:]
+    first_out, second_out = outputs
+    assert len(first_out) == 1 and "Roll back with the zebra switch" in first_out[0], (harness.name, first_out)
+    assert len(second_out) == 1 and "Roll back with the okapi lever" in second_out[0], (harness.name, second_out)
