@@ -31,6 +31,8 @@ together. Then `--servers N` servers (5; 2 with `--smoke`) start warm on the sam
 as N client sessions each starting their own would: each is timed to its whole answer, then left
 alone 5 s and called; their proportional set sizes (PSS, from /proc/PID/smaps_rollup: a page
 shared by k processes counts 1/k in each) are summed and set beside one warm server's alone.
+The same N sessions then go through `agents-context-shared` instead: the first starts the one
+shared server, the others join it; their relays' PSS and the server's are summed the same way.
 Beside it, in the same run, SQLite FTS5 indexes the same files in this process (read,
 insert, `bm25()` queries), the engine behind qmd, basic-memory and docs-mcp-server: its cold
 build and its query p50 / p95 (in process: no transport).
@@ -44,6 +46,7 @@ import json
 import os
 import random
 import shutil
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -226,6 +229,44 @@ def sharing(docs: Path, cache: Path, servers: int, calls: int) -> dict[str, Any]
     return {"servers": servers, "complete_s": whole, "pss": pss, "rss": rss}
 
 
+def relayed(docs: Path, cache: Path, scratch: Path, sessions: int, calls: int) -> dict[str, Any]:
+    """`sessions` sessions through `agents-context-shared` on the same cache: the first starts the
+    shared server (timed from its spawn to its whole answer), the others then start at once and
+    join it (each timed the same way); then the PSS of every relay and of the one server, once
+    settled and called."""
+    env = {**os.environ, "AGENTS_CONTEXT_STATE_DIR": str(scratch / "state"), "AGENTS_CONTEXT_SHARED_IDLE": "30"}
+    args = ["--root", str(REPO / ".AGENTS"), "--docs", str(docs), "--cache-dir", str(cache), "--log-level", "WARNING"]
+    relay = [str(Path(sys.executable).with_name("agents-context-shared")), *args]
+    started, server = [Server(relay, "search_docs", lambda q: {"query": q}, env)], 0
+    try:
+        first = started[0].until_whole()[0]
+        started += [Server(relay, "search_docs", lambda q: {"query": q}, env) for _ in range(sessions - 1)]
+        joined = [session.until_whole()[0] for session in started[1:]]
+        time.sleep(5.0)
+        for session in started:
+            for i in range(calls):
+                session.search(QUERIES[i % len(QUERIES)])
+        (state,) = (scratch / "state" / "shared").glob("*.json")
+        server = json.loads(state.read_text())["pid"]
+        relays = [_kb(session.proc.pid, "Pss", "smaps_rollup") * 1024 for session in started]
+        pss = _kb(server, "Pss", "smaps_rollup") * 1024
+        rss = _kb(server, "VmRSS")
+    finally:
+        for session in started:
+            session.close()
+        if server:
+            with contextlib.suppress(OSError):
+                os.kill(server, signal.SIGTERM)  # now rather than after its idle time
+    return {
+        "sessions": sessions,
+        "first_s": first,
+        "joined_s": joined,
+        "relays_pss": relays,
+        "server_pss": pss,
+        "server_rss": rss * 1024,
+    }
+
+
 def qmd(docs: Path, folder: Path, scratch: Path, calls: int) -> dict[str, Any]:
     """qmd over the same files: `qmd collection add` (its index: BM25 in SQLite FTS5; no
     embeddings, which need models from the internet), timed with its memory; then `qmd mcp` on
@@ -357,6 +398,16 @@ def report(results: dict[str, Any], out: Callable[[str], None] = print) -> None:
             f" sum of PSS, against one alone | | {fmt_seconds(max(shared['complete_s']))},"
             f" {fmt_bytes(sum(shared['pss']))} = {sum(shared['pss']) / max(alone, 1):.2f}x {fmt_bytes(alone)} |"
         )
+    if "relayed" in results:
+        r, alone = results["relayed"], warm["pss_settled"]
+        together = sum(r["relays_pss"]) + r["server_pss"]
+        out(
+            f"| {r['sessions']} sessions through agents-context-shared on that cache: the first's spawn to whole"
+            f" (it starts the server), the others' (slowest), sum of PSS (relays + server), against one alone"
+            f" | | {fmt_seconds(r['first_s'])}, {fmt_seconds(max(r['joined_s'], default=0.0))},"
+            f" {fmt_bytes(together)} ({fmt_bytes(sum(r['relays_pss']))} + {fmt_bytes(r['server_pss'])})"
+            f" = {together / max(alone, 1):.2f}x {fmt_bytes(alone)} |"
+        )
     out("")
     out(
         f"SQLite FTS5 in process, same files: build {fmt_seconds(peer['build_s'])}"
@@ -400,7 +451,9 @@ def main() -> None:
     )
     parser.add_argument("--basic-memory", type=Path, help="a virtualenv where `pip install basic-memory` was run")
     parser.add_argument("--basic-memory-files", type=int, default=500, help="how many files basic-memory indexes")
-    parser.add_argument("--servers", type=int, help="warm servers started at once on one cache (default 5; 0: none)")
+    parser.add_argument(
+        "--servers", type=int, help="warm servers, then relayed sessions, at once on one cache (default 5; 0: none)"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="agents-context-docs-scale-") as scratch:
         docs = generated(Path(scratch, "docs"), 7000) if args.smoke else args.docs
@@ -418,6 +471,7 @@ def main() -> None:
         servers = args.servers if args.servers is not None else 2 if args.smoke else 5
         if servers:
             results["sharing"] = sharing(docs, cache, servers, 10)
+            results["relayed"] = relayed(docs, cache, Path(scratch), servers, 10)
         if args.qmd:
             results["qmd"] = qmd(docs, args.qmd, Path(scratch), calls)
         if args.basic_memory:

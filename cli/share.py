@@ -48,6 +48,7 @@ START_S = 120.0
 """How long a start may take before this command gives up (a cold start of a large --docs root
 serves long before its index is whole)."""
 _CONNECT_S = 5.0
+_PATIENT_S = 30.0
 
 
 class ShareError(Exception):
@@ -126,13 +127,15 @@ def published(path: Path) -> Published | None:
         return None
 
 
-def connect(path: Path) -> socket.socket | None:
-    """A connection to the published server, past its greeting; None when none answers."""
+def connect(path: Path, patience_s: float = _CONNECT_S) -> socket.socket | None:
+    """A connection to the published server, past its greeting (waited for up to `patience_s`);
+    None when none answers."""
     found = published(path)
     if found is None:
         return None
     try:
         sock = socket.create_connection(("127.0.0.1", found.port), timeout=_CONNECT_S)
+        sock.settimeout(patience_s)
     except OSError:
         return None
     try:
@@ -162,8 +165,9 @@ def reach(argv: Sequence[str], cwd: Path, env: Mapping[str, str]) -> socket.sock
         return sock
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
-        with FileLock(path.with_suffix(".lock"), timeout=START_S + _CONNECT_S):
-            return connect(path) or _start(path, argv, cwd, env)
+        with FileLock(path.with_suffix(".lock"), timeout=START_S + _PATIENT_S):
+            # a server busy past the first wait is waited for longer before another is started
+            return connect(path, _PATIENT_S) or _start(path, argv, cwd, env)
     except Timeout:
         raise ShareError(f"another session has been starting the shared server for {START_S:.0f} s") from None
 

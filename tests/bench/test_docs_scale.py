@@ -35,3 +35,7 @@ def test_docs_scale_smoke_runs_and_reports_every_figure(tmp_path: Path) -> None:
     shared = results["sharing"]
     assert shared["servers"] == 2 and len(shared["pss"]) == 2 and all(p > 0 for p in shared["pss"])
     assert results["warm"]["pss_settled"] > 0 and "servers started at once on that cache" in done.stdout
+    relayed = results["relayed"]
+    assert relayed["sessions"] == 2 and len(relayed["joined_s"]) == 1 and relayed["first_s"] > 0
+    assert relayed["server_pss"] > 0 and all(p > 0 for p in relayed["relays_pss"])
+    assert "sessions through agents-context-shared on that cache" in done.stdout

@@ -11,6 +11,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -119,15 +120,32 @@ async def test_other_flags_or_another_folder_get_a_server_of_their_own(project: 
 @pytest.mark.anyio
 async def test_a_dead_servers_state_file_is_replaced(project: Path, env: dict[str, str]) -> None:
     """A server killed (or a machine restarted) leaves its state file: the next session starts
-    another server, and a stranger listening on the old port is not taken for it."""
+    another server, and a stranger that answers on the old port is not taken for it."""
     state = share.state_file(["--no-cache"], project, env)
     state.parent.mkdir(parents=True)
     with socket.socket() as stranger:
         stranger.bind(("127.0.0.1", 0))
         stranger.listen()
+
+        stranger.settimeout(0.1)
+        done = threading.Event()
+
+        def answer() -> None:
+            while not done.is_set():
+                with contextlib.suppress(OSError):
+                    conn, _ = stranger.accept()
+                    with conn:
+                        conn.sendall(b"HTTP/1.1 400 Bad Request\r\n\r\n")
+
+        answering = threading.Thread(target=answer)
+        answering.start()
         state.write_text(json.dumps({"port": stranger.getsockname()[1], "token": "0" * 32, "pid": 1}))
-        async with Client(params(project, env)) as client:
-            assert "frobnicators" in await search(client, "frobnicators")
+        try:
+            async with Client(params(project, env)) as client:
+                assert "frobnicators" in await search(client, "frobnicators")
+        finally:
+            done.set()
+            answering.join()
     found = share.published(state)
     assert found is not None and found.pid != 1
 
