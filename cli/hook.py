@@ -26,13 +26,12 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from cli.state import state_dir
 from corpus.catalog import Corpus, CorpusFile, load
 from corpus.clients import BY_KEY, Client, loaded_by
 from corpus.roots import DEFAULT_ROOT_NAMES, has_conventional_files, make_roots, relative_source
 from retrieval.search.applies import Applicable, applicable
 
-STATE_ENV = "AGENTS_CONTEXT_STATE_DIR"
-"""Where the hook keeps each session's injected rules and its log (default: the user's state folder)."""
 SESSION_DAYS = 7
 """A session's record unused this long is removed."""
 
@@ -340,15 +339,6 @@ def sweep(days: int = SESSION_DAYS) -> None:
         with contextlib.suppress(OSError):
             if old.stat().st_mtime < cutoff:
                 old.unlink()
-
-
-def state_dir() -> Path:
-    given = os.environ.get(STATE_ENV)
-    if given:
-        return Path(given)
-    import platformdirs  # only when the environment names no folder
-
-    return Path(platformdirs.user_state_dir("agents-context", appauthor=False))
 
 
 def at_start(event: Event, client: Client, corpus: Corpus, limit: int) -> str:

@@ -25,23 +25,20 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
-from importlib.metadata import version
 from pathlib import Path
 from typing import IO, Any
 
-from filelock import FileLock, Timeout
-
-from cli.hook import STATE_ENV, state_dir
-from corpus.roots import ENV_ROOT
+from cli.state import STATE_ENV, state_dir
 
 SHARED_ENV = "AGENTS_CONTEXT_SHARED"
 """Set on the server this command starts: the file it publishes its port and token in."""
 IDLE_ENV = "AGENTS_CONTEXT_SHARED_IDLE"
 """Seconds the shared server stays up with no session open (default `IDLE_S`)."""
 IDLE_S = 300.0
-SERVED_BY = (ENV_ROOT, "AGENTS_CONTEXT_CACHE_DIR")
-"""The variables that change what a server serves (the second is `live.cache.ENV`, not imported:
-that module loads numpy)."""
+SERVED_BY = ("AGENTS_CONTEXT_ROOT", "AGENTS_CONTEXT_CACHE_DIR")
+"""The variables that change what a server serves: `corpus.roots.ENV_ROOT` and `live.cache.ENV`,
+named here rather than imported, since this process stays small (those modules load YAML and
+numpy)."""
 GREETING = b"agents-context shared\n"
 """What the server answers a connection that gave the token, before the first MCP message."""
 START_S = 120.0
@@ -81,11 +78,22 @@ def state_file(argv: Sequence[str], cwd: Path, env: Mapping[str, str]) -> Path:
     version, interpreter, folder, flags and value of each variable the server reads, so a session
     never joins a server that serves something else. Named after the folder, for whoever looks."""
     named = [env.get(name, "") for name in SERVED_BY]
-    blob = json.dumps([version("agents-context"), sys.executable, str(cwd), list(argv), named])
+    blob = json.dumps([_installed(), sys.executable, str(cwd), list(argv), named])
     digest = hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()[:16]
     name = re.sub(r"[^a-z0-9]+", "-", cwd.name.casefold()).strip("-")[:40] or "root"
     folder = Path(env[STATE_ENV]) if env.get(STATE_ENV) else state_dir()
     return folder / "shared" / f"{name}-{digest}.json"
+
+
+def _installed() -> list[int]:
+    """The installed code, as the size and time of its `server.py`: an upgrade or a reinstall
+    writes it anew (read so rather than by `importlib.metadata`, which costs this small process
+    a third more memory)."""
+    try:
+        stat = (Path(__file__).resolve().parents[1] / "server.py").stat()
+    except OSError:
+        return []
+    return [stat.st_size, stat.st_mtime_ns]
 
 
 def publish(path: Path, port: int, token: str) -> None:
@@ -164,6 +172,8 @@ def reach(argv: Sequence[str], cwd: Path, env: Mapping[str, str]) -> socket.sock
     if sock is not None:
         return sock
     path.parent.mkdir(parents=True, exist_ok=True)
+    from filelock import FileLock, Timeout  # only a session that may start the server (it loads asyncio)
+
     try:
         with FileLock(path.with_suffix(".lock"), timeout=START_S + _PATIENT_S):
             # a server busy past the first wait is waited for longer before another is started

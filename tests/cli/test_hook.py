@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from cli.hook import STATE_ENV, answer, shell_paths
+from cli.hook import answer, shell_paths
+from cli.state import STATE_ENV
 from tests.conftest import write_tree
 from tests.helpers import REPO
 

@@ -21,7 +21,8 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from cli import share
-from cli.hook import STATE_ENV
+from cli.state import STATE_ENV
+from corpus.roots import ENV_ROOT
 from live.cache import ENV as CACHE_ENV
 from tests.conftest import TEST_ENV, write_tree
 from tests.helpers import search, split_status, text_of
@@ -218,7 +219,7 @@ def test_which_server_a_session_shares_depends_on_what_it_would_serve(tmp_path: 
     assert share.state_file(["--pin", "a.md"], tmp_path / "Other", env).name.startswith("other-")
     assert share.state_file(["--pin", "a.md"], tmp_path / "My Project", {**env, "AGENTS_CONTEXT_ROOT": "x"}) != base
     assert share.state_file(["--pin", "a.md"], tmp_path / "My Project", {**env, CACHE_ENV: "/c"}) != base
-    assert CACHE_ENV in share.SERVED_BY
+    assert share.SERVED_BY == (ENV_ROOT, CACHE_ENV)
 
 
 def test_a_transport_flag_is_refused_in_one_line(project: Path, env: dict[str, str]) -> None:

@@ -34,7 +34,7 @@ from mcp import Client
 from mcp.types import TextContent
 
 from cli import share
-from cli.hook import STATE_ENV
+from cli.state import STATE_ENV
 from live.cache import ENV as CACHE_ENV
 from tests.clients import claude, codex, gemini, record
 from tests.clients.standin import Say, ToolCall, Turn
