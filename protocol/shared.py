@@ -4,8 +4,8 @@ relay can copy a client's stdio to it byte for byte (`agents-context-shared`, se
 
 A connection is served only once its first line is the token the server was given (published in a
 file only its user can read); anything else is closed unanswered. The lifespan is entered once,
-and every session runs the SDK's loop on it, as its streamable HTTP manager does
-(`serve_loop`: an SDK internal). The server ends once no session has been open for `idle_s`.
+and every session runs the SDK's loop for both protocol eras on it, as `Server.run` does for
+stdio (`serve_dual_era_loop`: an SDK internal). The server ends once no session has been open for `idle_s`.
 """
 
 from __future__ import annotations
@@ -21,10 +21,11 @@ from typing import Any
 import anyio
 from anyio.abc import SocketAttribute, SocketStream, TaskGroup
 from anyio.streams.buffered import BufferedByteReceiveStream
-from anyio.streams.memory import MemoryObjectReceiveStream
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.server.mcpserver import MCPServer
-from mcp.server.runner import serve_loop
+from mcp.server.runner import serve_dual_era_loop
 from mcp.shared.message import SessionMessage
+from mcp.types import JSONRPCError, JSONRPCRequest, JSONRPCResponse, RequestId
 
 from protocol.frames import guard
 
@@ -34,6 +35,9 @@ MAX_LINE = 64 << 20
 """The longest message a session may send (64 MiB); a longer line ends the session."""
 _TOKEN_S = 10.0
 """How long a new connection has to give the token."""
+_DRAIN_S = 30.0
+"""How long a session whose input ended still answers the requests it sent before."""
+_LISTEN = "subscriptions/listen"
 
 
 async def serve_sockets(
@@ -71,6 +75,7 @@ async def _serve_sockets(
                 async with stream:
                     buffered = BufferedByteReceiveStream(stream)
                     if await _admitted(buffered, token.encode("ascii")):
+                        log.info("# a session joined (%d open)", sessions.open)
                         await stream.send(greeting)
                         await _serve(stream, buffered, lowlevel, state, options)
             except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
@@ -136,11 +141,12 @@ async def _serve(
     """One session: lines in through `guard`, the SDK's loop, messages out one a line."""
     inbound, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     write_stream, outbound = anyio.create_memory_object_stream[SessionMessage](0)
+    waiting = _Waiting(inbound)
     async with anyio.create_task_group() as tg:
-        tg.start_soon(guard, _lines(buffered), inbound, write_stream.clone())
-        tg.start_soon(_send_each, outbound, stream)
-        async with write_stream:
-            await serve_loop(lowlevel, read_stream, write_stream, lifespan_state=state, init_options=options)
+        tg.start_soon(guard, _lines(buffered), waiting, write_stream.clone())
+        tg.start_soon(_send_each, outbound, stream, waiting)
+        async with write_stream:  # either era, as `Server.run` serves stdio
+            await serve_dual_era_loop(lowlevel, read_stream, write_stream, lifespan_state=state, init_options=options)
 
 
 async def _lines(buffered: BufferedByteReceiveStream) -> AsyncIterator[str]:
@@ -155,12 +161,41 @@ async def _lines(buffered: BufferedByteReceiveStream) -> AsyncIterator[str]:
         yield line.decode("utf-8", errors="replace")
 
 
-async def _send_each(outbound: MemoryObjectReceiveStream[SessionMessage], stream: SocketStream) -> None:
+class _Waiting:
+    """The session's requests not answered yet, in front of the SDK's read stream: at the end of
+    the input, the stream closes once they are answered (within `_DRAIN_S`). A client may send a
+    request and close its side at once; the SDK's loop ends when its input does, dropping what is
+    in flight. A subscription (`subscriptions/listen`) lasts as long as the session: not waited for."""
+
+    def __init__(self, inbound: MemoryObjectSendStream[SessionMessage | Exception]) -> None:
+        self._inbound = inbound
+        self._ids: set[RequestId] = set()
+
+    async def send(self, item: SessionMessage, /) -> None:
+        if isinstance(item.message, JSONRPCRequest) and item.message.method != _LISTEN:
+            self._ids.add(item.message.id)
+        await self._inbound.send(item)
+
+    def sent(self, item: SessionMessage) -> None:
+        if isinstance(item.message, JSONRPCResponse | JSONRPCError):
+            self._ids.discard(item.message.id)
+
+    async def aclose(self) -> None:
+        with anyio.move_on_after(_DRAIN_S):
+            while self._ids:
+                await anyio.sleep(0.01)
+        await self._inbound.aclose()
+
+
+async def _send_each(
+    outbound: MemoryObjectReceiveStream[SessionMessage], stream: SocketStream, waiting: _Waiting
+) -> None:
     """Each message as one line; once the connection is gone the rest are dropped (the loop must
     never wait on a session nobody reads)."""
     gone = False
     async with outbound:
         async for message in outbound:
+            waiting.sent(message)
             if gone:
                 continue
             line = message.message.model_dump_json(by_alias=True, exclude_unset=True) + "\n"

@@ -25,7 +25,7 @@ from cli.state import STATE_ENV
 from corpus.roots import ENV_ROOT
 from live.cache import ENV as CACHE_ENV
 from tests.conftest import TEST_ENV, write_tree
-from tests.helpers import search, split_status, text_of
+from tests.helpers import MODES, TOOLS, search, split_status, text_of
 
 RELAY = Path(sys.executable).with_name("agents-context-shared")
 """The console script a client starts."""
@@ -105,6 +105,20 @@ async def test_sessions_started_at_once_share_one_server_which_ends_once_idle(
     assert not alive(first.pid), "the server did not end once idle"
     assert not state.exists(), "the server left its state file behind"
     assert "no session for 2 s: the shared server stops" in state.with_suffix(".log").read_text()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", MODES)
+async def test_both_protocol_eras_are_served_through_the_relay(project: Path, env: dict[str, str], mode: str) -> None:
+    async with Client(params(project, env), mode=mode) as client:
+        assert "zebra switch" in await search(client, "how to roll back")
+        assert [t.name for t in (await client.list_tools()).tools] == TOOLS
+        published = share.published(state_files(env)[0])
+    assert published is not None
+    deadline = time.monotonic() + IDLE_S + 10  # the session ended with the client, not later
+    while alive(published.pid) and time.monotonic() < deadline:
+        await anyio.sleep(0.1)
+    assert not alive(published.pid)
 
 
 @pytest.mark.anyio

@@ -373,7 +373,7 @@ def test_sessions_of_a_real_client_share_the_server_agents_context_shared_runs(
         with contextlib.suppress(OSError):
             os.kill(started.pid, signal.SIGTERM)
     log = state.with_suffix(".log").read_text(encoding="utf-8")
-    assert log.count(f"(says '{NAMES[harness.name]}')") == 2, log[-2000:]
+    assert log.count("# a session joined") == 3, log[-2000:]  # the first, then the client's two
     first_out, second_out = outputs
     assert len(first_out) == 1 and "Roll back with the zebra switch" in first_out[0], (harness.name, first_out)
     assert len(second_out) == 1 and "Roll back with the okapi lever" in second_out[0], (harness.name, second_out)
