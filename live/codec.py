@@ -31,8 +31,9 @@ from corpus.roots import Root
 from live.changes import holds_text
 from retrieval.chunks.units import Unit
 from retrieval.engine.packing import Packed
+from retrieval.engine.vocabulary import Terms
 
-FORMAT = 13
+FORMAT = 14
 """Bump when the layout below, or what a unit or a posting means, changes."""
 
 
@@ -67,9 +68,10 @@ class _Strings:
         return found
 
     def each(self, values: Iterable[str]) -> npt.NDArray[np.int64]:
-        """Strings stored as they come, one entry each, with no lookup: paths, URIs, digests and
-        an index's words are unique or nearly (the lookup's table of every one of them was most
-        of what a cache write of tldr added)."""
+        """Strings stored as they come, one entry each, with no lookup: paths, URIs and digests
+        are unique (the lookup's table of every one of them was most of what a cache write of
+        tldr added). An index's words are not here: they are a blob of their own (`Terms`), read
+        into the vocabulary without a string each."""
         start = len(self.table)
         self.table.extend(values)
         return np.arange(start, len(self.table), dtype=np.int64)
@@ -166,7 +168,7 @@ def arrays(root: Root, key: str, entry: Saved) -> dict[str, npt.NDArray[Any]]:
             f"{prefix}_text": _ints((-1 if a >= 0 else strings.add(u.text) for u, a in zip(units, at, strict=True)), m),
             f"{prefix}_trail_len": _ints((len(u.trail) for u in units), m),
             f"{prefix}_trail": np.fromiter((strings.add(t) for u in units for t in u.trail), dtype=np.int64),
-            f"{prefix}_words": strings.each(packed.words),
+            f"{prefix}_vocab": np.frombuffer(Terms.of(packed.words).blob, dtype=np.uint8),
             f"{prefix}_indptr": packed.indptr,
             f"{prefix}_docs": packed.docs,
             f"{prefix}_tfs": packed.tfs,
@@ -291,8 +293,6 @@ def restore(root: Root, key: str, a: Mapping[str, npt.NDArray[Any]]) -> Saved:
         "f_digest",
         "s_trail",
         "w_trail",
-        "s_words",
-        "w_words",
     ):
         if len(a[name]) and a[name].min() < 0:
             raise ValueError(f"{name} names no string")
@@ -402,7 +402,7 @@ def _packed(
         groups=groups,
         payloads=units,
         orders=[(u.path, u.start_line) for u in units],
-        words=[s[w] for w in get("words").tolist()],
+        words=Terms(get("vocab").tobytes()),
         indptr=get("indptr"),
         docs=get("docs"),
         tfs=get("tfs"),

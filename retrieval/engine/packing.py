@@ -8,7 +8,7 @@ vocabulary to its own term ids; `Postings.pack` and `Postings.unpack` are the st
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Collection, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -30,7 +30,7 @@ class Packed(Generic[T]):
     """(group, number of documents), in slot order."""
     payloads: list[T]
     orders: list[tuple[str, int]]
-    words: list[str]
+    words: Sequence[str]
     indptr: I64
     """Postings of `words[r]`: `docs[indptr[r]:indptr[r + 1]]`, ascending."""
     docs: I32
@@ -56,7 +56,7 @@ def pack(
     spans: Sequence[tuple[int, int, Hashable]],
     slots: Slots[T],
     segments: Sequence[Segment],
-    vocab: Mapping[str, int],
+    vocab: Collection[str],
     n_fields: int,
 ) -> Packed[T]:
     """The groups `spans` names ((first slot, count, group), by first slot) of an index with

@@ -13,10 +13,9 @@ persistent cache, `retrieval.engine.packing`).
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import chain, islice
+from itertools import chain
 from typing import Generic, TypeVar
 
 import numpy as np
@@ -26,6 +25,7 @@ from retrieval.engine.memory import release_free_memory
 from retrieval.engine.packing import Packed
 from retrieval.engine.segments import I32, I64, Grow, Segment, is_new, run_starts
 from retrieval.engine.slots import Slots
+from retrieval.engine.vocabulary import Vocabulary
 
 T = TypeVar("T")
 
@@ -52,11 +52,7 @@ class Postings(Generic[T]):
     def __init__(self, n_fields: int = 1) -> None:
         self._n_fields = n_fields
         self.generation = 0
-        self._vocab: defaultdict[str, int] = _new_vocab()
-        self._words: list[str] = []
-        """Terms by id, for `words` (built on first use)."""
-        self._words_of: dict[str, int] | None = None
-        """The vocabulary `_words` was built from."""
+        self._vocab = Vocabulary()
         """Term ids, in order of first sight; looking a missing term up gives it the next id."""
         self._df = Grow(np.int64, capacity=1024)
         self._slots: Slots[T] = Slots(n_fields)
@@ -126,6 +122,7 @@ class Postings(Generic[T]):
         self.generation += 1
         self._tidy()
         if sum(len(docs) for _, docs in present) >= _BULK_DOCS:
+            self._vocab = self._vocab.frozen()  # its terms out of the dictionary
             release_free_memory()  # the build's scratch (counters, C arrays) back to the OS
 
     def _add(self, items: Sequence[tuple[Hashable, Sequence[Doc[T]]]]) -> None:
@@ -196,7 +193,7 @@ class Postings(Generic[T]):
         for group, count in packed.groups:
             self._groups[group] = (slot, count)
             slot += count
-        ids = np.fromiter(map(self._vocab.__getitem__, packed.words), dtype=np.int32, count=len(packed.words))
+        self._vocab, ids = self._vocab.merged(packed.words)
         segment, fwd, text = packing.restored(packed, ids, first, self._new_id())
         counts = packed.counts.astype(np.int64)
         self._append(segment, packed.payloads, packed.orders, fwd, counts, packed.lengths, text)
@@ -267,8 +264,7 @@ class Postings(Generic[T]):
         new_term = np.full(len(df), -1, dtype=np.int32)
         new_term[kept_terms] = np.arange(len(kept_terms), dtype=np.int32)
         words = list(self._vocab)
-        self._vocab = _new_vocab()
-        self._vocab.update(zip([words[i] for i in kept_terms.tolist()], range(len(kept_terms)), strict=True))
+        self._vocab = Vocabulary([words[i] for i in kept_terms.tolist()])
         self._df.reset(df[kept_terms])
         self._slots.compact(live, new_term)
         self._groups = {g: (int(new_slot[first]), count) for g, (first, count) in self._groups.items()}
@@ -287,25 +283,18 @@ class Postings(Generic[T]):
 
     def words(self, slot: int) -> list[str]:
         """The first field's terms of a live slot, in text order: what its text tokenizes to, with
-        no text read. The id-to-term list is built on first use and grows with the vocabulary."""
-        vocab = self._vocab
-        if self._words_of is not vocab:  # renumbered: a new vocabulary
-            self._words, self._words_of = [], vocab
-        if len(self._words) < len(vocab):
-            self._words.extend(islice(vocab, len(self._words), None))
-        words = self._words
-        return [words[t] for t in self.text(slot).tolist()]
+        no text read."""
+        word = self._vocab.word
+        return [word(t) for t in self.text(slot).tolist()]
 
 
-def _count(
-    docs: Sequence[Doc[T]], first: int, vocab: defaultdict[str, int], n_fields: int
-) -> tuple[I32, I32, I32, I64, I32, I32]:
+def _count(docs: Sequence[Doc[T]], first: int, vocab: Vocabulary, n_fields: int) -> tuple[I32, I32, I32, I64, I32, I32]:
     """Postings of consecutive documents from slot `first`, in slot then term order: terms,
     slots, per-field frequencies; per document its number of distinct terms and lengths; and
     the first field's term ids in text order. Term ids come from `vocab` (a term it lacks gets
-    the next id: see `_new_vocab`)."""
+    the next id)."""
     n_docs = len(docs)
-    term_id = vocab.__getitem__  # a missing term gets the next id, in C
+    term_id = vocab.adding(chain.from_iterable(chain.from_iterable(doc.fields for doc in docs)))
     lengths = np.zeros((n_docs, n_fields), dtype=np.int32)
     ids: list[I64] = []
     for f in range(n_fields):
@@ -334,11 +323,3 @@ def _count(
     counts = np.bincount(posting_docs, minlength=n_docs).astype(np.int64)
     terms = (unique % n_terms).astype(np.int32)
     return terms, (posting_docs + first).astype(np.int32), tfs, counts, lengths, ids[0].astype(np.int32)
-
-
-def _new_vocab() -> defaultdict[str, int]:
-    """A term -> id map where looking up a missing term inserts it with the next id (its size
-    before insertion), all in C."""
-    vocab: defaultdict[str, int] = defaultdict()
-    vocab.default_factory = vocab.__len__
-    return vocab
