@@ -22,6 +22,8 @@ import numpy as np
 import numpy.typing as npt
 
 _T = TypeVar("_T")
+_SEEN = 4096
+"""Frozen terms `get` remembers, at most (then it starts again)."""
 _SEP = "\0"
 """Between two terms in the blob: no term holds it (a file with a NUL byte is binary, and skipped;
 the tokenizer keeps word characters only)."""
@@ -99,7 +101,7 @@ class Vocabulary:
     lacks gets the next id), `get` only looks up. Iterating gives every term in id order; `len`
     counts them all."""
 
-    __slots__ = ("_cached", "_frozen", "_ids", "_new")
+    __slots__ = ("_cached", "_frozen", "_ids", "_new", "_seen")
 
     def __init__(self, words: Sequence[str] = ()) -> None:
         """A vocabulary of `words` (unique), frozen, ids in their order."""
@@ -108,6 +110,8 @@ class Vocabulary:
         """The terms added since, each given the next id in C on its first lookup; and the
         frozen terms indexing looked up since (`_cached` of them)."""
         self._cached = 0
+        self._seen: dict[str, int] = {}
+        """Frozen terms searches looked up lately (a search does so several times a term)."""
         self._new: tuple[int, list[str]] = (0, [])
         """The added terms in id order, as of the dict's size then (for `word`)."""
 
@@ -133,7 +137,13 @@ class Vocabulary:
     def get(self, term: str, default: object = None, /) -> object:
         found = self._ids.get(term)
         if found is None:
+            found = self._seen.get(term)
+        if found is None:
             found = self._frozen.find(term)
+            if found is not None:
+                if len(self._seen) >= _SEEN:
+                    self._seen.clear()
+                self._seen[term] = found
         return default if found is None else found
 
     def __contains__(self, term: object) -> bool:
