@@ -75,8 +75,8 @@ def idle_s(env: Mapping[str, str] | None = None) -> float:
 
 def state_file(argv: Sequence[str], cwd: Path, env: Mapping[str, str]) -> Path:
     """The state file of the server these flags, this folder and these settings share: one per
-    version, interpreter, folder, flags and value of each variable the server reads, so a session
-    never joins a server that serves something else. Named after the folder, for whoever looks."""
+    installed code, interpreter, folder, flags and value of each variable the server reads, so a
+    session never joins a server that serves something else. Named after the folder."""
     named = [env.get(name, "") for name in SERVED_BY]
     blob = json.dumps([_installed(), sys.executable, str(cwd), list(argv), named])
     digest = hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()[:16]
@@ -101,11 +101,11 @@ def publish(path: Path, port: int, token: str) -> None:
     written whole and then renamed into place, so a reader never sees half of it."""
     path.parent.mkdir(parents=True, exist_ok=True)
     text = json.dumps({"port": port, "token": token, "pid": os.getpid()})
-    partial = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    written = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(written, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as out:
         out.write(text)
-    partial.replace(path)
+    written.replace(path)
 
 
 def serving() -> tuple[bytes, float, Callable[[int, str], None], Callable[[], None]] | None:
@@ -279,6 +279,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         sock = reach(argv, Path.cwd(), os.environ)
     except ShareError as exc:
         sys.stderr.write(f"agents-context-shared: {exc}\n")
+        return 1
+    except OSError as exc:  # the state folder cannot be made, or its files written
+        where = f" ({exc.filename})" if exc.filename else ""
+        sys.stderr.write(f"agents-context-shared: cannot use the state folder: {exc.strerror or exc}{where}\n")
         return 1
     if relay(sock, sys.stdin.buffer, sys.stdout.buffer):
         return 0

@@ -5,7 +5,8 @@ relay can copy a client's stdio to it byte for byte (`agents-context-shared`, se
 A connection is served only once its first line is the token the server was given (published in a
 file only its user can read); anything else is closed unanswered. The lifespan is entered once,
 and every session runs the SDK's loop for both protocol eras on it, as `Server.run` does for
-stdio (`serve_dual_era_loop`: an SDK internal). The server ends once no session has been open for `idle_s`.
+stdio (`serve_dual_era_loop`: an SDK internal). The server ends once no session has been open
+for `idle_s`.
 """
 
 from __future__ import annotations

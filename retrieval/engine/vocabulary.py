@@ -3,7 +3,7 @@
 A dictionary of strings to ids is what indexing wants (every token is looked up, in C), and what a
 large vocabulary cannot afford to keep: tldr's 107k terms held 13.5 MB as one (its table, the key
 strings, the id integers). So a `Vocabulary` keeps the terms that come in bulk (a restored cache
-entry, the chunks of a build, a renumbering) frozen: their UTF-8 in one blob and their hashes
+entry, the chunks of a build, a renumbering, a bulk update) frozen: their UTF-8 in one blob and their hashes
 sorted, about 30 bytes a term, looked up by bisection (about a microsecond). A dictionary holds
 only the terms added since, and the frozen terms indexing looked up since (a term's id never
 changes), so that indexing still looks every token up in C.
@@ -32,7 +32,8 @@ the tokenizer keeps word characters only)."""
 class Terms(Sequence[str]):
     """Terms as one blob, each UTF-8 encoded and followed by a NUL byte: how a cache entry keeps
     an index's vocabulary, read into a `Vocabulary` without a string per term on the way (strings
-    made early and dropped leave holes in the heap that the resident set keeps)."""
+    made early and dropped leave holes in the heap that the resident set keeps). A sequence for
+    `len` and one pass: an index decodes the whole blob."""
 
     __slots__ = ("blob", "n")
 

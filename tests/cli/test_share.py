@@ -243,3 +243,21 @@ def test_a_transport_flag_is_refused_in_one_line(project: Path, env: dict[str, s
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr == "agents-context-shared: it relays stdio to a server of its own; leave out --transport\n"
     assert state_files(env) == []
+
+
+def test_a_state_folder_that_cannot_be_made_is_said_in_one_line(project: Path, env: dict[str, str]) -> None:
+    blocker = project.parent / "a-file"
+    blocker.write_text("not a folder\n")
+    done = subprocess.run(
+        [str(RELAY)],
+        cwd=project,
+        env={**env, STATE_ENV: str(blocker)},
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 1 and done.stdout == ""
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("agents-context-shared: cannot use the state folder: ") and str(blocker) in line, line
