@@ -51,19 +51,6 @@ async def serve_sockets(
     """Listen on a free port of 127.0.0.1, `publish(port, token)` (a new random token), and serve
     each connection that gives the token as a session, until none has been open for `idle_s`
     seconds; `withdraw()` before it stops accepting, and however it ends."""
-    try:
-        await _serve_sockets(server, greeting, idle_s, publish, withdraw)
-    finally:
-        withdraw()
-
-
-async def _serve_sockets(
-    server: MCPServer[Any],
-    greeting: bytes,
-    idle_s: float,
-    publish: Callable[[int, str], None],
-    withdraw: Callable[[], None],
-) -> None:
     token = secrets.token_hex(16)
     lowlevel = server._lowlevel_server
     options = lowlevel.create_initialization_options()
@@ -89,19 +76,22 @@ async def _serve_sockets(
             async with listener:
                 await listener.serve(session, tg)
 
-    async with lowlevel.lifespan(lowlevel) as state, anyio.create_task_group() as tg:
-        tg.start_soon(accept, tg)
-        port = listener.extra(SocketAttribute.local_port)
-        publish(port, token)
-        log.info("# serving the sessions of agents-context-shared on 127.0.0.1:%d", port)
-        while not sessions.idle_for(idle_s):
-            await anyio.sleep(min(idle_s, 1.0))
-        withdraw()  # first, so that no one finds this server once it stops accepting
-        accepting.cancel()
-        while sessions.open:  # one accepted just before the listener closed is served to its end
-            await anyio.sleep(0.05)
-        log.info("# no session for %.0f s: the shared server stops", idle_s)
-        tg.cancel_scope.cancel()
+    try:
+        async with lowlevel.lifespan(lowlevel) as state, anyio.create_task_group() as tg:
+            tg.start_soon(accept, tg)
+            port = listener.extra(SocketAttribute.local_port)
+            publish(port, token)
+            log.info("# serving the sessions of agents-context-shared on 127.0.0.1:%d", port)
+            while not sessions.idle_for(idle_s):
+                await anyio.sleep(min(idle_s, 1.0))
+            withdraw()  # first, so that no one finds this server once it stops accepting
+            accepting.cancel()
+            while sessions.open:  # one accepted just before the listener closed is served to its end
+                await anyio.sleep(0.05)
+            log.info("# no session for %.0f s: the shared server stops", idle_s)
+            tg.cancel_scope.cancel()
+    finally:
+        withdraw()  # however it ended
 
 
 @dataclass(slots=True)

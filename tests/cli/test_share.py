@@ -58,6 +58,20 @@ def params(project: Path, env: dict[str, str], *flags: str) -> StdioServerParame
     return StdioServerParameters(command=str(RELAY), args=["--no-cache", *flags], cwd=str(project), env=env)
 
 
+def relay_alone(project: Path, env: dict[str, str], *flags: str) -> subprocess.CompletedProcess[str]:
+    """The relay started with no client on its stdin: what it says when it cannot serve."""
+    return subprocess.run(
+        [str(RELAY), *flags],
+        cwd=project,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
 def state_files(env: dict[str, str]) -> list[Path]:
     return sorted((Path(env[STATE_ENV]) / "shared").glob("*.json"))
 
@@ -192,16 +206,7 @@ def test_a_connection_without_the_token_is_closed_unanswered(project: Path, env:
 
 
 def test_a_server_that_cannot_start_is_said_in_one_line(project: Path, env: dict[str, str]) -> None:
-    done = subprocess.run(
-        [str(RELAY), "--docs", str(project / "missing")],
-        cwd=project,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = relay_alone(project, env, "--docs", str(project / "missing"))
     assert done.returncode == 1 and done.stdout == ""
     (line,) = done.stderr.splitlines()
     assert line.startswith("agents-context-shared: the shared server stopped as it started: "), line
@@ -210,16 +215,7 @@ def test_a_server_that_cannot_start_is_said_in_one_line(project: Path, env: dict
 
 
 def test_a_bad_idle_time_is_said_in_one_line(project: Path, env: dict[str, str]) -> None:
-    done = subprocess.run(
-        [str(RELAY)],
-        cwd=project,
-        env={**env, share.IDLE_ENV: "soon"},
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    done = relay_alone(project, {**env, share.IDLE_ENV: "soon"})
     assert done.returncode == 1
     assert done.stderr == "agents-context-shared: AGENTS_CONTEXT_SHARED_IDLE='soon' is not a number of seconds.\n"
 
@@ -237,9 +233,7 @@ def test_which_server_a_session_shares_depends_on_what_it_would_serve(tmp_path: 
 
 
 def test_a_transport_flag_is_refused_in_one_line(project: Path, env: dict[str, str]) -> None:
-    done = subprocess.run(
-        [str(RELAY), "--transport", "http"], cwd=project, env=env, capture_output=True, text=True, timeout=60
-    )
+    done = relay_alone(project, env, "--transport", "http")
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr == "agents-context-shared: it relays stdio to a server of its own; leave out --transport\n"
     assert state_files(env) == []
@@ -248,16 +242,7 @@ def test_a_transport_flag_is_refused_in_one_line(project: Path, env: dict[str, s
 def test_a_state_folder_that_cannot_be_made_is_said_in_one_line(project: Path, env: dict[str, str]) -> None:
     blocker = project.parent / "a-file"
     blocker.write_text("not a folder\n")
-    done = subprocess.run(
-        [str(RELAY)],
-        cwd=project,
-        env={**env, STATE_ENV: str(blocker)},
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    done = relay_alone(project, {**env, STATE_ENV: str(blocker)})
     assert done.returncode == 1 and done.stdout == ""
     (line,) = done.stderr.splitlines()
     assert line.startswith("agents-context-shared: cannot use the state folder: ") and str(blocker) in line, line
