@@ -6,7 +6,9 @@ strings, the id integers). So a `Vocabulary` keeps the terms that come in bulk (
 entry, the chunks of a build, a renumbering, a bulk update) frozen: their UTF-8 in one blob and their hashes
 sorted, about 30 bytes a term, looked up by bisection (about a microsecond). A dictionary holds
 only the terms added since, and the frozen terms indexing looked up since (a term's id never
-changes), so that indexing still looks every token up in C.
+changes), so that indexing still looks every token up in C. Freezing more terms (a merge, the end
+of a build) extends the blob and looks the new ones up in bulk: the frozen terms are never decoded
+into strings again, which would leave holes in the heap when dropped.
 """
 
 from __future__ import annotations
@@ -22,8 +24,13 @@ import numpy as np
 import numpy.typing as npt
 
 _T = TypeVar("_T")
+_hash = hash
+"""How terms are hashed for lookups (a test makes them collide)."""
 _SEEN = 4096
 """Frozen terms `get` remembers, at most (then it starts again)."""
+_FEW = 4096
+"""A merge of fewer terms than this (and than an eighth of the vocabulary) puts them in the
+dictionary rather than freeze the whole again."""
 _SEP = "\0"
 """Between two terms in the blob: no term holds it (a file with a NUL byte is binary, and skipped;
 the tokenizer keeps word characters only)."""
@@ -71,27 +78,68 @@ class _Frozen:
 
     def __init__(self, words: Sequence[str]) -> None:
         terms = words if isinstance(words, Terms) else Terms.of(words)
-        self.n = len(terms)
-        self._blob = terms.blob
-        ends = np.flatnonzero(np.frombuffer(self._blob, dtype=np.uint8) == 0)
+        hashes = np.fromiter(map(_hash, terms.decoded()), dtype=np.int64, count=len(terms))
+        self._set(terms.blob, len(terms), hashes, np.arange(len(terms), dtype=np.int32))
+
+    def _set(self, blob: bytes, n: int, hashes: npt.NDArray[np.int64], ids: npt.NDArray[np.int32]) -> None:
+        """Terms `blob`, and the hash of each id in `ids` (in any order)."""
+        self.n, self._blob = n, blob
+        ends = np.flatnonzero(np.frombuffer(blob, dtype=np.uint8) == 0)
         self._starts = array("q", np.concatenate(([0], ends + 1)).astype(np.int64).tobytes())
-        hashes = np.fromiter(map(hash, terms.decoded()), dtype=np.int64, count=self.n)
         order = np.argsort(hashes, kind="stable")
         self._hashes = array("q", hashes[order].tobytes())
-        self._ids = array("i", order.astype(np.int32).tobytes())
+        self._ids = array("i", ids[order].tobytes())
+
+    def extended(self, words: Sequence[str]) -> _Frozen:
+        """These terms and `words` (new ones, ids on from `n`), without decoding these (each
+        term a string made and dropped would leave holes in the heap)."""
+        if not words:
+            return self
+        more = _Frozen.__new__(_Frozen)
+        n = self.n + len(words)
+        hashes = np.fromiter(map(_hash, words), dtype=np.int64, count=len(words))
+        more._set(
+            self._blob + Terms.of(words).blob,
+            n,
+            np.concatenate((np.frombuffer(self._hashes, dtype=np.int64), hashes)),
+            np.concatenate((np.frombuffer(self._ids, dtype=np.int32), np.arange(self.n, n, dtype=np.int32))),
+        )
+        return more
 
     def word(self, term_id: int) -> str:
         start, end = self._starts[term_id], self._starts[term_id + 1] - 1
         return self._blob[start:end].decode("utf-8", "surrogatepass")
 
     def find(self, term: str) -> int | None:
-        h = hash(term)
+        h = _hash(term)
         i = bisect_left(self._hashes, h)
         while i < self.n and self._hashes[i] == h:  # equal hashes: compare the terms
             if self.word(self._ids[i]) == term:
                 return self._ids[i]
             i += 1
         return None
+
+    def find_all(self, words: Sequence[str]) -> npt.NDArray[np.int32]:
+        """The id of each of `words`, -1 for a term not here: `find` in bulk, in numpy."""
+        found = np.full(len(words), -1, dtype=np.int32)
+        if not self.n or not words:
+            return found
+        hashes = np.fromiter(map(_hash, words), dtype=np.int64, count=len(words))
+        sorted_ = np.frombuffer(self._hashes, dtype=np.int64)
+        at = np.minimum(np.searchsorted(sorted_, hashes), self.n - 1)
+        hit = np.flatnonzero(sorted_[at] == hashes)
+        ids = np.frombuffer(self._ids, dtype=np.int32)[at[hit]]
+        # The first term of each hash is the one asked for, unless two terms share a hash: the
+        # bytes of all the candidates, compared at once, say so (then each is looked up alone).
+        starts = np.frombuffer(self._starts, dtype=np.int64)
+        lengths = starts[ids + 1] - starts[ids]  # with the NUL after each
+        gather = np.repeat(starts[ids] - np.cumsum(lengths) + lengths, lengths) + np.arange(int(lengths.sum()))
+        asked = Terms.of([words[i] for i in hit.tolist()]).blob
+        if np.frombuffer(self._blob, dtype=np.uint8)[gather].tobytes() == asked:
+            found[hit] = ids
+        else:
+            found[:] = [-1 if (i := self.find(w)) is None else i for w in words]
+        return found
 
     def words(self) -> list[str]:
         return Terms(self._blob).decoded()
@@ -104,9 +152,9 @@ class Vocabulary:
 
     __slots__ = ("_cached", "_frozen", "_ids", "_new", "_seen")
 
-    def __init__(self, words: Sequence[str] = ()) -> None:
-        """A vocabulary of `words` (unique), frozen, ids in their order."""
-        self._frozen = _Frozen(words)
+    def __init__(self, words: Sequence[str] = (), frozen: _Frozen | None = None) -> None:
+        """A vocabulary of `words` (unique), frozen, ids in their order (or of `frozen`)."""
+        self._frozen = frozen if frozen is not None else _Frozen(words)
         self._ids: defaultdict[str, int] = defaultdict(count(self._frozen.n).__next__)
         """The terms added since, each given the next id in C on its first lookup; and the
         frozen terms indexing looked up since (`_cached` of them)."""
@@ -171,25 +219,28 @@ class Vocabulary:
 
     def frozen(self) -> Vocabulary:
         """A new vocabulary of these terms, the same ids, all frozen (after a bulk build)."""
-        return Vocabulary(list(self))
+        return Vocabulary(frozen=self._frozen.extended(self._added()))
 
     def merged(self, words: Sequence[str]) -> tuple[Vocabulary, npt.NDArray[np.int32]]:
         """A new vocabulary of these terms and `words` (unique), and the ids of `words` in it
-        (this one stays as it is, for whoever reads it meanwhile). Frozen whole, unless `words`
-        are few beside it: then they join its dictionary (a small root restored after a large one
-        need not freeze the large one's terms again)."""
+        (this one stays as it is, for whoever reads it meanwhile). Frozen whole, `words` looked up
+        in bulk (a cold build merges each chunk it reads); unless they are a few beside many: then
+        they join its dictionary (a small root restored after a large one need not copy the large
+        one's frozen arrays)."""
         listed = words.decoded() if isinstance(words, Terms) else list(words)
         if not len(self):
-            return Vocabulary(listed), np.arange(len(listed), dtype=np.int32)
-        if len(listed) < len(self) // 8:
+            return Vocabulary(words), np.arange(len(listed), dtype=np.int32)
+        if len(listed) < min(len(self) // 8, _FEW):
             more = self._copy()
             return more, np.fromiter(map(more.adding(listed), listed), dtype=np.int32, count=len(listed))
-        old = list(self)
-        found = map({w: i for i, w in enumerate(old)}.get, listed, repeat(-1))  # in C
-        ids = np.fromiter(found, dtype=np.int32, count=len(listed))
+        ids = self._frozen.find_all(listed)
+        if self._ids:  # and the terms added since it was frozen
+            added = np.fromiter(map(self._ids.get, listed, repeat(-1)), dtype=np.int32, count=len(listed))
+            ids = np.maximum(ids, added)
         fresh = ids < 0
-        ids[fresh] = np.arange(len(old), len(old) + int(fresh.sum()), dtype=np.int32)
-        return Vocabulary(old + list(compress(listed, fresh.tolist()))), ids
+        n = len(self)
+        ids[fresh] = np.arange(n, n + int(fresh.sum()), dtype=np.int32)
+        return Vocabulary(frozen=self._frozen.extended(self._added() + list(compress(listed, fresh.tolist())))), ids
 
     def _copy(self) -> Vocabulary:
         """The same terms, the frozen ones shared, the dictionary copied."""

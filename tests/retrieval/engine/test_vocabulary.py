@@ -3,9 +3,11 @@ terms are frozen (restored, merged, renumbered) or added since."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from retrieval.engine import vocabulary
 from retrieval.engine.vocabulary import Vocabulary
 
 TERMS = st.text(st.characters(exclude_characters="\0"), min_size=1, max_size=12)  # lone surrogates too
@@ -66,3 +68,21 @@ def test_an_empty_vocabulary() -> None:
     assert len(vocab) == 0 and list(vocab) == [] and vocab.get("a") is None and "a" not in vocab
     merged, ids = vocab.merged(["a", "b"])
     assert list(merged) == ["a", "b"] and ids.tolist() == [0, 1]
+
+
+@settings(deadline=None, max_examples=100)
+@given(st.lists(TERMS, unique=True), st.lists(TERMS), st.lists(TERMS, unique=True), st.lists(TERMS))
+def test_terms_whose_hashes_collide_keep_their_own_ids(
+    frozen: list[str], added: list[str], packed: list[str], asked: list[str]
+) -> None:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(vocabulary, "_hash", lambda term: len(term) % 3)  # most terms share a hash
+        vocab = Vocabulary(frozen)
+        for w in added:
+            vocab.adding([w])(w)
+        merged, ids = vocab.merged(packed)
+        want = reference(frozen + added + packed)
+        assert ids.tolist() == [want[w] for w in packed] and list(merged) == list(want)
+        for w in asked:
+            assert merged.get(w) == want.get(w)
+        assert [merged.frozen().get(w) for w in want] == list(range(len(want)))
