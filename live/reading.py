@@ -77,17 +77,19 @@ class Reader:
     ) -> Change:
         """Read and apply `refs` `CHUNK` files at a time (the first batch also carries the
         removals and skips), so a large root is searchable while it is read. A large read of a
-        docs root's new files goes to worker processes (`live.workers`)."""
+        docs root's new files goes to worker processes (`live.workers`); then `refs` is emptied,
+        and the walk's records of those files go chunk by chunk as they are read (kept to the
+        end, tldr's 38k left 12 MB of empty pages among the index's objects)."""
         store = self.store
         known = store.state[root.label].files
         if beside and root.kind is RootKind.DOCS and deadline is None and self.parallel_files:
             fresh = [ref for ref in refs if ref.rel not in known]
             if len(fresh) >= self.parallel_files:
                 first = store.apply(root, batch) if batch else Change()
+                later = [ref for ref in refs if ref.rel in known]
+                refs.clear()
                 by_workers, unread = self._read_beside(root, fresh)
-                given = {ref.rel for ref in fresh} - unread
-                later = [ref for ref in refs if ref.rel not in given]
-                rest = self.read_apply(root, later, Batch(), deadline, beside=False)
+                rest = self.read_apply(root, later + unread, Batch(), deadline, beside=False)
                 return merged([first, by_workers, rest])
         progress = store.state[root.label].progress
         if progress is not None:
@@ -134,15 +136,17 @@ class Reader:
         release_free_memory()
         log.info("%s: index segments merged in %.0f ms", root.label, (time.perf_counter() - started) * 1000)
 
-    def _read_beside(self, root: Root, refs: list[FileRef]) -> tuple[Change, set[str]]:
-        """Have worker processes read `refs` (none of them indexed yet) `CHUNK` files at a time,
-        and add each chunk as it comes back; the relative paths they left to this process (files
-        changing or empty, chunks whose worker failed)."""
+    def _read_beside(self, root: Root, refs: list[FileRef]) -> tuple[Change, list[FileRef]]:
+        """Have worker processes read `refs` (none of them indexed yet; the list is emptied)
+        `CHUNK` files at a time, and add each chunk as it comes back; the files they left to this
+        process (changing or empty, or in a chunk whose worker failed)."""
         progress = self.store.state[root.label].progress
+        total = len(refs)
         if progress is not None:
-            progress.total = len(refs)
-        parts = [refs[start : start + CHUNK] for start in range(0, len(refs), CHUNK)]
-        unread: set[str] = set()
+            progress.total = total
+        parts = [refs[start : start + CHUNK] for start in range(0, total, CHUNK)]
+        refs.clear()  # each chunk's records now go with its part, once it is read
+        unread: list[FileRef] = []
         changes, done = [], 0
         started = time.perf_counter()
         settings = (self.store.corpus.max_bytes, self.settler.settle_s, self.store.library.ranking)
@@ -152,7 +156,8 @@ class Reader:
         except Exception as exc:  # no processes to be had (or a setting that cannot be sent): read here
             pool.shutdown(wait=False, cancel_futures=True)
             log.warning("could not start worker processes (%s); reading %s here", exc, root.label)
-            return Change(), {ref.rel for ref in refs}
+            return Change(), [ref for part in parts for ref in part]
+        del parts  # each part is now held by its work item and by `asked`, until it is read
         with pool:
             for future in as_completed(asked):
                 # Popped: a future keeps its result, so a chunk held here would stay alive until
@@ -166,9 +171,10 @@ class Reader:
                     restored = codec.restore(root, workers.PART, read.arrays)
                 except Exception as exc:  # a worker that died or sent something unusable: read its chunk here
                     log.warning("a worker failed on %d files of %s (%s); reading them here", len(part), root.label, exc)
-                    unread.update(ref.rel for ref in part)
+                    unread.extend(part)
                     continue
-                unread.update(read.unread)
+                left = set(read.unread)
+                unread.extend(ref for ref in part if ref.rel in left)
                 skipped = [SkippedFile(root, rel, refusal) for rel, refusal in read.skipped]
                 changes.append(self.store.adopt(root, restored, skipped))
                 freeze_chunk()
@@ -176,7 +182,7 @@ class Reader:
                 if progress is not None:
                     progress.done = done
                 if self.progress is not None:
-                    self.progress(f"indexing {root.label}: {done}/{len(refs)} files read")
+                    self.progress(f"indexing {root.label}: {done}/{total} files read")
         if len(changes) > 1:
             self._merge_chunks(root)
         log.info(

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from corpus.roots import make_roots
+from live import reading
 from live.index import LiveIndex
 from retrieval.engine.ranking import DEFAULT, Ranking
 from tests.conftest import TEST_ENV, write_tree
@@ -56,6 +57,22 @@ def test_workers_build_the_index_a_read_in_process_builds(tmp_path: Path, caplog
     assert "docs/empty.md" in beside.corpus.files  # left to the server's own read, and kept
     with beside.view() as view:
         assert len(view.library.windows._segments) == 1  # the chunks were merged: a query pays once
+    beside.close()
+    here.close()
+
+
+def test_chunks_from_many_workers_merge_into_the_index_one_read_builds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    docs = write_tree(
+        tmp_path / "docs", MIXED | {f"more/{i}.md": f"# Page {i}\n\nterm{i} alpha{i % 3}\n" for i in range(12)}
+    )
+    monkeypatch.setattr(reading, "CHUNK", 3)  # seven chunks, each merged as it comes back
+    beside = built(docs, parallel_files=5)
+    here = built(docs, parallel_files=0)
+    assert_same_index(beside, here)
+    for query in ["term7", "alpha2 page", "page 11"]:
+        assert ranked(beside, query) == ranked(here, query)
     beside.close()
     here.close()
 
