@@ -82,6 +82,14 @@ def test_a_root_comes_back_with_the_same_files_and_units(live: LiveIndex) -> Non
     assert_same_packed(restored.windows, windows)
 
 
+def test_restored_units_share_their_heading_trails(live: LiveIndex) -> None:
+    root, files, sections, windows = packed(live)
+    restored = restore(root, "key", arrays(root, "key", Saved(files, sections, windows)))
+    units = [*restored.sections.payloads, *restored.windows.payloads]
+    trails = {u.trail for u in units if u.trail}
+    assert len({id(u.trail) for u in units if u.trail}) == len(trails) < len(units)  # one tuple per trail
+
+
 def test_front_matter_comes_back_whole(live: LiveIndex) -> None:
     root, files, sections, windows = packed(live)
     restored = {f.rel: f for f in restore(root, "k", arrays(root, "k", Saved(files, sections, windows))).files}
