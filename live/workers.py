@@ -35,6 +35,7 @@ from live import codec
 from live.changes import holds_text
 from live.settle import hold_still
 from retrieval.engine.library import Library
+from retrieval.engine.memory import release_free_memory
 from retrieval.engine.ranking import Ranking
 
 P = ParamSpec("P")
@@ -113,6 +114,7 @@ def _quiet() -> None:
 
 def read_part(root: Root, refs: list[FileRef], max_bytes: int, settle_s: float, ranking: Ranking) -> Part:
     """Read, chunk and tokenize `refs` (files of `root` not indexed yet), in a worker process."""
+    release_free_memory()  # what the chunk before left free (its scratch went back with it)
     hold_still(refs, settle_s)
     corpus = Corpus([root], PinSet(), max_bytes)
     library = Library(ranking)
