@@ -8,7 +8,7 @@ vocabulary to its own term ids; `Postings.pack` and `Postings.unpack` are the st
 
 from __future__ import annotations
 
-from collections.abc import Collection, Hashable, Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -17,6 +17,7 @@ import numpy.typing as npt
 
 from retrieval.engine.segments import I32, I64, Frequencies, Segment, csr, gather, narrow
 from retrieval.engine.slots import Slots
+from retrieval.engine.vocabulary import Vocabulary
 
 T = TypeVar("T")
 
@@ -56,7 +57,7 @@ def pack(
     spans: Sequence[tuple[int, int, Hashable]],
     slots: Slots[T],
     segments: Sequence[Segment],
-    vocab: Collection[str],
+    vocab: Vocabulary,
     n_fields: int,
 ) -> Packed[T]:
     """The groups `spans` names ((first slot, count, group), by first slot) of an index with
@@ -95,7 +96,6 @@ def pack(
     renamed = np.cumsum(used_terms, dtype=np.int32) - 1  # a used term's number in the pack
     indptr = csr(renamed[terms])[1] if len(used) and len(terms) else np.zeros(1, dtype=np.int64)
     del terms
-    words = list(vocab)
     kept_slots = np.flatnonzero(mask)
     # One at a time, each selection gone once renamed: together they were a cache write's peak.
     fwd = renamed[_rows(slots.fwd.view(), slots.fwd_len.view(), kept_slots, mask)]
@@ -104,7 +104,7 @@ def pack(
         groups=[(g, n) for _, n, g in spans],
         payloads=[slots.payload(s) for s in kept_slots.tolist()],
         orders=[slots.order[s] for s in kept_slots.tolist()],
-        words=[words[t] for t in used.tolist()],
+        words=vocab.terms(used),
         indptr=indptr,
         docs=docs.astype(np.int32, copy=False),
         tfs=tfs,

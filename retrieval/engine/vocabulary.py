@@ -52,6 +52,8 @@ class Terms(Sequence[str]):
 
     @classmethod
     def of(cls, words: Sequence[str]) -> Terms:
+        if isinstance(words, Terms):
+            return words
         return cls((_SEP.join(words) + _SEP).encode("utf-8", "surrogatepass") if words else b"")
 
     def __len__(self) -> int:
@@ -131,18 +133,34 @@ class _Frozen:
         ids = np.frombuffer(self._ids, dtype=np.int32)[at[hit]]
         # The first term of each hash is the one asked for, unless two terms share a hash: the
         # bytes of all the candidates, compared at once, say so (then each is looked up alone).
-        starts = np.frombuffer(self._starts, dtype=np.int64)
-        lengths = starts[ids + 1] - starts[ids]  # with the NUL after each
-        gather = np.repeat(starts[ids] - np.cumsum(lengths) + lengths, lengths) + np.arange(int(lengths.sum()))
-        asked = Terms.of([words[i] for i in hit.tolist()]).blob
-        if np.frombuffer(self._blob, dtype=np.uint8)[gather].tobytes() == asked:
+        if self.gathered(ids.astype(np.int64)) == Terms.of([words[i] for i in hit.tolist()]).blob:
             found[hit] = ids
         else:
             found[:] = [-1 if (i := self.find(w)) is None else i for w in words]
         return found
 
+    def gathered(self, ids: npt.NDArray[np.int64]) -> bytes:
+        """The terms `ids` (each followed by its NUL), in that order, as one blob: no string made."""
+        starts = np.frombuffer(self._starts, dtype=np.int64)
+        return _gather(self._blob, starts[ids], starts[ids + 1] - starts[ids])
+
+    def subset(self, ids: npt.NDArray[np.int64]) -> bytes:
+        """`gathered` for ascending `ids`, through a mask of the blob's bytes (an index per byte
+        would take eight times the blob)."""
+        chosen = np.zeros(self.n, dtype=np.bool_)
+        chosen[ids] = True
+        starts = np.frombuffer(self._starts, dtype=np.int64)
+        lengths = starts[1:] - starts[:-1]
+        return np.frombuffer(self._blob, dtype=np.uint8)[np.repeat(chosen, lengths)].tobytes()
+
     def words(self) -> list[str]:
         return Terms(self._blob).decoded()
+
+
+def _gather(blob: bytes, starts: npt.NDArray[np.int64], lengths: npt.NDArray[np.int64]) -> bytes:
+    """The spans of `blob` at `starts`, `lengths` long, one after another."""
+    at = np.repeat(starts - np.cumsum(lengths) + lengths, lengths) + np.arange(int(lengths.sum()))
+    return np.frombuffer(blob, dtype=np.uint8)[at].tobytes()
 
 
 class Vocabulary:
@@ -216,6 +234,15 @@ class Vocabulary:
         """The term with this id."""
         frozen = self._frozen.n
         return self._frozen.word(term_id) if term_id < frozen else self._added()[term_id - frozen]
+
+    def terms(self, ids: npt.NDArray[np.int64]) -> Terms:
+        """The terms with these ids (ascending), as a blob: a cache entry's words, packed without
+        decoding the frozen ones (tldr's save made and dropped 107k strings for it)."""
+        n = self._frozen.n
+        cut = int(np.searchsorted(ids, n))
+        added = self._added()
+        rest = [added[i] for i in (ids[cut:] - n).tolist()]
+        return Terms(self._frozen.subset(ids[:cut]) + Terms.of(rest).blob)
 
     def frozen(self) -> Vocabulary:
         """A new vocabulary of these terms, the same ids, all frozen (after a bulk build)."""

@@ -3,6 +3,7 @@ terms are frozen (restored, merged, renumbered) or added since."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -86,3 +87,16 @@ def test_terms_whose_hashes_collide_keep_their_own_ids(
         for w in asked:
             assert merged.get(w) == want.get(w)
         assert [merged.frozen().get(w) for w in want] == list(range(len(want)))
+
+
+@settings(deadline=None, max_examples=200)
+@given(st.lists(TERMS, unique=True), st.lists(TERMS), st.data())
+def test_chosen_terms_come_as_one_blob_frozen_and_added_alike(
+    frozen: list[str], added: list[str], data: st.DataObject
+) -> None:
+    vocab = Vocabulary(frozen)
+    for w in added:
+        vocab.adding([w])(w)
+    everything = list(vocab)
+    ids = sorted(data.draw(st.sets(st.integers(0, max(len(everything) - 1, 0)))) if everything else [])
+    assert list(vocab.terms(np.array(ids, dtype=np.int64))) == [everything[i] for i in ids]
