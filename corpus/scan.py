@@ -15,11 +15,11 @@ import os
 import re
 import stat
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from corpus.ignore import IGNORE_FILES, IgnoreRules, names_in, spec
 from corpus.listing import DIR, FILE, LINK, FolderStamp, Listing, Listings, listings_for, settled, stamp_of
@@ -76,10 +76,21 @@ class SkippedFile:
         return self.refusal.kind
 
 
+class Known(Protocol):
+    """A file as the index last read it: what a walk compares a file's stamp with."""
+
+    @property
+    def rel(self) -> str: ...
+    @property
+    def stamp(self) -> Stamp: ...
+
+
 @dataclass(frozen=True, slots=True)
 class Walk:
     files: list[FileRef]
     skipped: list[SkippedFile]
+    same: set[str] = field(default_factory=set)
+    """Files found as `known` had them, by their known `rel` (no `FileRef` is made for them)."""
 
 
 def check_name(rel: str) -> Refusal | None:
@@ -185,20 +196,24 @@ def _relative(root: str, real: str) -> str | None:
     return inside.replace(os.sep, "/")
 
 
-def walk(root: Root, under: str = "", rules: IgnoreRules | None = None) -> Walk:
+def walk(
+    root: Root, under: str = "", rules: IgnoreRules | None = None, known: Mapping[str, Known] | None = None
+) -> Walk:
     """Every candidate file of `root` (or of its folder `under`, a relative path), by its rules:
     ignored folders, secrets, editor scratch files, `.agentsignore` and `.gitignore`, and (for the
-    conventional root) only the conventional files.
+    conventional root) only the conventional files. A regular file `known` has with the same
+    stamp is only named in `same`: a check of a large root against its index then makes no
+    record per file (tldr: 38k made and dropped, 0.1 s and megabytes left in the heap).
 
     A walk of the whole root lists again only the folders that changed since the last one
     (`corpus.listing`); it still stats every candidate file and every folder."""
     rules = rules or IgnoreRules(root.path)
     if under:
-        return _Walker(root, rules, None).run(under)
+        return _Walker(root, rules, None, known).run(under)
     listings = listings_for(root.path, root.include)
     with listings.lock:
         listings.check_ignores()
-        walker = _Walker(root, rules, listings)
+        walker = _Walker(root, rules, listings, known)
         found = walker.run("")
         listings.keep(walker.visited)
         return found
@@ -225,8 +240,12 @@ def walked(root: Root) -> tuple[str, ...] | None:
 
 
 class _Walker:
-    def __init__(self, root: Root, rules: IgnoreRules, listings: Listings | None) -> None:
+    def __init__(
+        self, root: Root, rules: IgnoreRules, listings: Listings | None, known: Mapping[str, Known] | None = None
+    ) -> None:
         self.root = root
+        self.known: Mapping[str, Known] = known or {}
+        self.same: set[str] = set()
         self.root_str = str(root.path)
         self.rules = rules
         self.listings = listings
@@ -255,7 +274,7 @@ class _Walker:
             self._folder(*self.stack.pop())
         self.files.sort(key=lambda f: f.rel)
         self.skipped.sort(key=lambda s: s.rel)
-        return Walk(self.files, self.skipped)
+        return Walk(self.files, self.skipped, self.same)
 
     def _folder(self, folder: str, prefix: str) -> None:
         try:
@@ -361,6 +380,10 @@ class _Walker:
         refused = kind_of(st.st_mode)
         if refused:
             raise Skipped(SkipKind.NOT_REGULAR, refused)
+        old = self.known.get(rel)
+        if old is not None and old.stamp == (st.st_size, st.st_mtime_ns, st.st_ctime_ns):
+            self.same.add(old.rel)  # the index's own string: nothing new is kept for the file
+            return
         identity = (st.st_dev, st.st_ino) if st.st_ino else None
         self.files.append(FileRef(self.root, rel, path, st.st_size, st.st_mtime_ns, st.st_ctime_ns, identity))
 

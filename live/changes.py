@@ -59,11 +59,12 @@ def swept(
 ) -> tuple[list[FileRef], Batch]:
     """A whole walk of `root`: the files to read (new, or whose stamp moved) and a batch holding
     what went and what is skipped now."""
-    found = walk(root, rules=rules)
+    found = walk(root, rules=rules, known=known)
     batch = Batch(unskipped=set(skipped), skipped={s.rel: s for s in found.skipped})
-    current = {ref.rel: ref for ref in found.files}
-    batch.removed = set(known) - set(current)
-    return [ref for rel, ref in current.items() if differs(known.get(rel), ref)], batch
+    here = found.same
+    here.update(ref.rel for ref in found.files)
+    batch.removed = {rel for rel in known if rel not in here}
+    return [ref for ref in found.files if differs(known.get(ref.rel), ref)], batch
 
 
 def refreshed(

@@ -331,3 +331,20 @@ def test_conventional_files_that_link_to_secrets_are_refused(tmp_path: Path) -> 
         ".github/": "symlink into an ignored folder (node_modules/gh/)",
         "node_modules/": "ignored folder",
     }
+
+
+def test_a_walk_names_the_files_its_index_has_unchanged_and_gives_the_others_whole(
+    make_tree: Callable[..., Path],
+) -> None:
+    root_dir = make_tree({"a.md": "# A\n", "b.md": "# B\n", "sub/c.md": "# C\n"})
+    (root,) = make_roots([root_dir])
+    corpus = load([root])
+    known = {f.rel: f for f in corpus.files.values()}
+    first = walk(root, known=known)
+    assert first.same == {"a.md", "b.md", "sub/c.md"} and first.files == []
+    (root_dir / "b.md").write_text("# B, longer now\n")
+    (root_dir / "sub" / "d.md").write_text("# D\n")
+    found = walk(root, known=known)
+    assert found.same == {"a.md", "sub/c.md"}
+    assert [ref.rel for ref in found.files] == ["b.md", "sub/d.md"]  # changed and new, as a walk without `known`
+    assert [ref for ref in walk(root).files if ref.rel in ("b.md", "sub/d.md")] == found.files
