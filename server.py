@@ -48,6 +48,7 @@ from protocol.legacy import Clients, add_subscriptions, advertise_list_changed, 
 from protocol.notify import notifying
 from protocol.results import error_result, mime_type, tool_result
 from protocol.shared import serve_sockets
+from retrieval.engine.memory import map_large_blocks
 from retrieval.render import briefing
 from retrieval.render.excerpt import render_excerpt
 from retrieval.render.grammar import freshness_fields
@@ -434,6 +435,7 @@ def serve(settings: Settings, prepare: Callable[[AgentsServer], None] | None = N
     # interval a sweep's thread waits that long for the interpreter after each stat while a search
     # runs, and a 38k-file rescan took 40x its time under back-to-back calls. 0.5 ms bounds that.
     sys.setswitchinterval(SWITCH_INTERVAL_S)
+    map_large_blocks()  # what a large build drops goes back to the system (see its docstring)
     live = open_index(settings, background=background)
     announce(live)
     server = create_server(live, settings)
