@@ -354,6 +354,6 @@ class BM25Index(Postings[T]):
             docs, scores = docs[top], scores[top]
         ranked = sorted(
             zip(docs.tolist(), scores.tolist(), strict=True),
-            key=lambda pair: (-pair[1], order[pair[0]]),
+            key=lambda pair: (-pair[1], order(pair[0])),
         )[:k]
         return [Scored(payload(slot), score, slot) for slot, score in ranked], candidates

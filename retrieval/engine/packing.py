@@ -103,7 +103,7 @@ def pack(
     return Packed(
         groups=[(g, n) for _, n, g in spans],
         payloads=[slots.payload(s) for s in kept_slots.tolist()],
-        orders=[slots.order[s] for s in kept_slots.tolist()],
+        orders=[slots.order(s) for s in kept_slots.tolist()],
         words=vocab.terms(used),
         indptr=indptr,
         docs=docs.astype(np.int32, copy=False),

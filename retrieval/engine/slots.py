@@ -29,8 +29,10 @@ class Slots(Generic[T]):
     def __init__(self, n_fields: int) -> None:
         self.payloads: list[T | None] = []
         """Each slot's payload (None once dead)."""
-        self.order: list[tuple[str, int]] = []
-        """Each slot's (display path, start line), which breaks score ties."""
+        self.order_path: list[str] = []
+        """Each slot's tie-break key (see `order`): its display path, the string its payload holds,
+        and its start line in `order_line` (a tuple a slot was 70 bytes: tldr's 38k, 2.7 MB)."""
+        self.order_line = Grow(np.int64)
         self.length = Grow(np.int32, width=n_fields)
         """Each slot's field lengths, one column per field."""
         self.alive = Grow(np.bool_)
@@ -65,7 +67,9 @@ class Slots(Generic[T]):
         `text` each, slot after slot."""
         n_new = len(lengths)
         self.payloads.extend(payloads)
-        self.order.extend(orders)
+        paths, lines = zip(*orders, strict=True) if n_new else ((), ())
+        self.order_path.extend(paths)
+        self.order_line.extend(np.array(lines, dtype=np.int64))
         self.fwd_ptr.extend(self.fwd.n + np.cumsum(counts) - counts)
         self.fwd_len.extend(counts)
         self.fwd.extend(fwd)
@@ -96,7 +100,8 @@ class Slots(Generic[T]):
         must follow: until then they still describe the slots as they were."""
         live_list = live.tolist()
         self.payloads = [self.payloads[i] for i in live_list]
-        self.order = [self.order[i] for i in live_list]
+        self.order_path = [self.order_path[i] for i in live_list]
+        self.order_line.reset(self.order_line.view()[live])
         text = self.text.view()[self._text_of(live)]
         body = self.length.view()[live, 0].astype(np.int64)
         self.text.reset(new_term[text])
@@ -120,6 +125,10 @@ class Slots(Generic[T]):
         """The first field's term ids of a live slot, in text order."""
         at = int(self.text_at.data[slot])
         return self.text.data[at : at + int(self.length.data[slot, 0])]
+
+    def order(self, slot: int) -> tuple[str, int]:
+        """A slot's (display path, start line), which breaks score ties."""
+        return self.order_path[slot], int(self.order_line.data[slot])
 
     def payload(self, slot: int) -> T:
         payload = self.payloads[slot]

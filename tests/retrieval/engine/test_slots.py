@@ -36,7 +36,7 @@ def test_appended_slots_read_back_as_given() -> None:
     slots = filled()
     assert slots.n == slots.alive.n == 5
     assert [slots.payload(s) for s in range(5)] == ["a", "b", "c", "d", "e"]
-    assert slots.order[3] == ("c.md", 9)
+    assert slots.order(3) == ("c.md", 9)
     assert [slots.first_field(s).tolist() for s in range(5)] == [[3, 5, 3], [5], [0, 0], [7], [7, 1]]
     assert slots.seg_of.view().tolist() == [1, 1, 2, 2, 2]
     assert slots.alive.view().all()
@@ -62,7 +62,7 @@ def test_compaction_keeps_the_live_slots_in_order_with_renamed_terms() -> None:
     slots.compact(live, new_term)
     slots.restart(np.array([9, 9], dtype=np.int32))
     assert slots.n == slots.alive.n == 2 and slots.alive.view().all()
-    assert slots.payloads == ["a", "e"] and slots.order == [("a.md", 1), ("e.md", 1)]
+    assert slots.payloads == ["a", "e"] and [slots.order(s) for s in range(slots.n)] == [("a.md", 1), ("e.md", 1)]
     assert slots.length.view().tolist() == [[3, 1], [2, 1]]
     assert slots.fwd.view().tolist() == [1, 2, 3, 0]  # a: 3, 5; e: 7, 1
     assert slots.fwd_ptr.view().tolist() == [0, 2] and slots.fwd_len.view().tolist() == [2, 2]
