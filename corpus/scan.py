@@ -323,7 +323,8 @@ class _Walker:
         real = _relative(self.root_str, folder)  # the folders walked are real paths
         # Reached through a linked folder: each entry is refused as its real path would be too.
         really = None if real is None or real == here else (real + "/" if real else "")
-        entries: list[tuple[str, str]] = []
+        names: list[str] = []
+        kinds: list[str] = []
         refused: list[tuple[str, Refusal]] = []
         for entry in found:
             name = entry.name
@@ -343,8 +344,9 @@ class _Walker:
                 if refusal:
                     refused.append((rel + "/" if kind == DIR else rel, refusal))
                 elif kind:
-                    entries.append((name, kind))
-        return Listing(folder, stamp, settled(stamp, looked), tuple(entries), tuple(refused), ignore_files)
+                    names.append(name)
+                    kinds.append(kind)
+        return Listing(folder, stamp, settled(stamp, looked), tuple(names), tuple(kinds), tuple(refused), ignore_files)
 
     def _sort(self, entry: os.DirEntry[str], rel: str) -> tuple[str | None, Refusal | None]:
         """(kind, None) to act on the entry every walk, (kind, refusal) when it is refused, and

@@ -191,7 +191,8 @@ def _listing_arrays(listings: Sequence[Kept], strings: _Strings) -> dict[str, np
     """Each listing's prefix, folder, stamp, entries (name, kind), refusals (path, kind, reason)
     and ignore files (name, stamp when listed), run after run."""
     n = len(listings)
-    entries = [e for k in listings for e in k.listing.entries]
+    names = [name for k in listings for name in k.listing.names]
+    kinds = [kind for k in listings for kind in k.listing.kinds]
     refused = [r for k in listings for r in k.listing.refused]
     ignores = [(Path(path).name, stamp) for k in listings for path, stamp in k.ignores]
     return {
@@ -199,11 +200,11 @@ def _listing_arrays(listings: Sequence[Kept], strings: _Strings) -> dict[str, np
         "l_path": _ints((strings.add(k.listing.path) for k in listings), n),
         "l_stamp": _ints(chain.from_iterable(k.listing.stamp for k in listings), 4 * n).reshape(-1, 4),
         "l_counts": _ints(
-            chain.from_iterable((len(k.listing.entries), len(k.listing.refused), len(k.ignores)) for k in listings),
+            chain.from_iterable((len(k.listing.names), len(k.listing.refused), len(k.ignores)) for k in listings),
             3 * n,
         ).reshape(-1, 3),
-        "l_entry": _ints((strings.add(name) for name, _ in entries), len(entries)),
-        "l_entry_kind": _ints((_KINDS.index(kind) for _, kind in entries), len(entries)),
+        "l_entry": _ints((strings.add(name) for name in names), len(names)),
+        "l_entry_kind": _ints((_KINDS.index(kind) for kind in kinds), len(kinds)),
         "l_refused": _ints(
             chain.from_iterable((strings.add(rel), _SKIPS.index(r.kind), strings.add(r.reason)) for rel, r in refused),
             3 * len(refused),
@@ -218,8 +219,8 @@ def _listing_arrays(listings: Sequence[Kept], strings: _Strings) -> dict[str, np
 def _listings(a: Mapping[str, npt.NDArray[Any]], s: list[str]) -> list[Kept]:
     """The listings `_listing_arrays` stored; `ValueError` if they do not add up."""
     counts, entry_kinds, refused = a["l_counts"], a["l_entry_kind"], a["l_refused"]
-    names = [a["l_prefix"], a["l_path"], a["l_entry"], a["l_ignore"], refused[:, 0], refused[:, 2]]
-    if any(len(ids) and (ids.min() < 0 or ids.max() >= len(s)) for ids in names):
+    named = [a["l_prefix"], a["l_path"], a["l_entry"], a["l_ignore"], refused[:, 0], refused[:, 2]]
+    if any(len(ids) and (ids.min() < 0 or ids.max() >= len(s)) for ids in named):
         raise ValueError("a listing names no string")
     if counts.shape != (len(a["l_prefix"]), 3) or (counts.size and counts.min() < 0):
         raise ValueError("listing counts are damaged")
@@ -229,7 +230,8 @@ def _listings(a: Mapping[str, npt.NDArray[Any]], s: list[str]) -> list[Kept]:
         raise ValueError("a listed entry has no kind")
     if len(refused) and (refused[:, 1].min() < 0 or refused[:, 1].max() >= len(_SKIPS)):
         raise ValueError("a refusal has no kind")
-    entries = [(s[n], _KINDS[k]) for n, k in zip(a["l_entry"].tolist(), entry_kinds.tolist(), strict=True)]
+    names = [s[n] for n in a["l_entry"].tolist()]
+    kinds = [_KINDS[k] for k in entry_kinds.tolist()]
     refusals = [(s[rel], Refusal(_SKIPS[k], s[why])) for rel, k, why in refused.tolist()]
     ignores = [
         (s[n], None if tuple(st) == _NO_STAMP else _stamp4(st))
@@ -246,7 +248,8 @@ def _listings(a: Mapping[str, npt.NDArray[Any]], s: list[str]) -> list[Kept]:
             folder,
             _stamp4(stamp),
             True,
-            tuple(entries[e : e + ne]),
+            tuple(names[e : e + ne]),
+            tuple(kinds[e : e + ne]),
             tuple(refusals[r : r + nr]),
             frozenset(name for name, _ in files),
         )
