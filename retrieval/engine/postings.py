@@ -59,9 +59,9 @@ class Postings(Generic[T]):
         """Everything kept per document slot besides its postings (payloads, lengths, liveness,
         segment, forward index, text)."""
         self._groups: dict[Hashable, int] = {}
-        """Each group's first slot and number of slots, as one integer (`_span`): a tuple of two
-        took 64 bytes more a group (tldr's 38k files: 2.5 MB)."""
-        """Each group's (first slot, count): a group's documents hold contiguous slots."""
+        """Each group's first slot and number of slots (a group's documents hold contiguous
+        slots), as one integer (`_span`): a tuple of two took 64 bytes more a group (tldr's 38k
+        files: 2.5 MB)."""
         self._segments: list[Segment] = []
         self._seg_ids = 0
         self._n = 0
