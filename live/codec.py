@@ -30,6 +30,7 @@ from corpus.listing import DIR, FILE, LINK, FolderStamp, Kept, Listing
 from corpus.read import Refusal, SkipKind
 from corpus.roots import Root
 from live.changes import holds_text
+from live.units import Units
 from retrieval.chunks.units import Unit
 from retrieval.engine.packing import Packed
 from retrieval.engine.vocabulary import Terms
@@ -374,47 +375,28 @@ def _packed(
         raise ValueError("a unit lies outside its file's text")
     if np.any((at < 0) & ((get("text") < 0) | (get("text") >= len(s)))):
         raise ValueError("a unit names no text")
-    owners = [files[g] for g in owner.tolist()]
-    # Units share their trails: a file's windows mostly repeat the same few (tldr: 7.3k of 38.5k
-    # differ). The strings are interned, so a build's chunks, each with a string table of its own,
-    # share them too (tldr's cold build: 28k strings, now 7.3k).
-    trails = [sys.intern(s[t]) for t in get("trail").tolist()]
-    ends = np.cumsum(get("trail_len")).tolist()
-    # One comprehension, no per-unit statements: a warm restart of a large root makes tens of
-    # thousands of units before its first answer.
-    units = [
-        Unit(
-            f.path,
-            f.uri,
-            (f.text if f.held else f) if a >= 0 else s[text],
-            first,
-            last,
-            s[heading] if heading >= 0 else None,
-            shared.setdefault(trail := tuple(trails[start:end]), trail),
-            chunk if chunk >= 0 else None,
-            s[anchor] if anchor >= 0 else None,
-            f.meta.tags,
-            max(a, 0),
-            a + n if a >= 0 else -1,
-        )
-        for f, (first, last), heading, chunk, anchor, a, n, text, start, end in zip(
-            owners,
-            get("lines").tolist(),
-            get("heading").tolist(),
-            get("chunk").tolist(),
-            get("anchor").tolist(),
-            at.tolist(),
-            length.tolist(),
-            get("text").tolist(),
-            [0, *ends][:-1],
-            ends,
-            strict=True,
-        )
-    ]
+    heading, anchor, text = get("heading"), get("anchor"), np.where(at < 0, get("text"), -1)
+    if any(len(ids) and ids.max() >= len(s) for ids in (heading, anchor)):
+        raise ValueError("a unit names no string")
+    named = np.concatenate((heading, anchor, text))
+    used = np.unique(named[named >= 0])  # the unit's own strings, not the whole table
+
+    def local(ids: npt.NDArray[Any]) -> npt.NDArray[Any]:
+        return np.where(ids >= 0, np.searchsorted(used, ids), -1)
+
+    units = Units(
+        files,
+        owner,
+        get("lines"),
+        (at, length, local(text)),
+        (local(heading), local(anchor), get("chunk")),
+        [s[i] for i in used.tolist()],
+        _trails(get("trail"), get("trail_len"), s, shared),
+    )
     packed = Packed(
         groups=groups,
         payloads=units,
-        orders=[(u.path, u.start_line) for u in units],
+        orders=units.orders(),
         words=Terms(get("vocab").tobytes()),
         indptr=get("indptr"),
         docs=get("docs"),
@@ -426,6 +408,28 @@ def _packed(
     )
     _check(packed)
     return packed
+
+
+def _trails(
+    ids: npt.NDArray[Any], lengths: npt.NDArray[Any], s: list[str], shared: dict[tuple[str, ...], tuple[str, ...]]
+) -> tuple[npt.NDArray[np.int32], list[tuple[str, ...]]]:
+    """Each unit's heading trail, as an index into the distinct trails. A file's windows mostly
+    repeat the same few (tldr: 7.3k of 38.5k differ); the strings are interned, so a build's
+    chunks, each with a string table of its own, share them too (28k strings, now 7.3k)."""
+    if (len(lengths) and lengths.min() < 0) or len(ids) != int(lengths.sum()):
+        raise ValueError("heading trails are damaged")
+    strings = [sys.intern(s[t]) for t in ids.tolist()]
+    ends = np.cumsum(lengths).tolist()
+    distinct: dict[tuple[str, ...], int] = {}
+    index = np.fromiter(
+        (
+            distinct.setdefault(shared.setdefault(t := tuple(strings[a:b]), t), len(distinct))
+            for a, b in zip([0, *ends[:-1]], ends, strict=True)
+        ),
+        dtype=np.int32,
+        count=len(lengths),
+    )
+    return index, list(distinct)
 
 
 def _check(p: Packed[Unit]) -> None:

@@ -29,8 +29,9 @@ class Packed(Generic[T]):
 
     groups: list[tuple[Hashable, int]]
     """(group, number of documents), in slot order."""
-    payloads: list[T]
-    orders: list[tuple[str, int]]
+    payloads: Sequence[T]
+    """A list, or `Rows` that make each when asked for (a restored entry's)."""
+    orders: Sequence[tuple[str, int]]
     words: Sequence[str]
     indptr: I64
     """Postings of `words[r]`: `docs[indptr[r]:indptr[r + 1]]`, ascending."""

@@ -102,7 +102,7 @@ class Postings(Generic[T]):
 
     def payloads(self, group: Hashable) -> list[T]:
         first, count = _span(self._groups.get(group, 0))
-        return [p for p in self._slots.payloads[first : first + count] if p is not None]
+        return self._slots.live_payloads(first, count)
 
     # --- updates ----------------------------------------------------------------------------
 
@@ -153,14 +153,14 @@ class Postings(Generic[T]):
         text = np.concatenate([p[5] for p in parts]) if parts else np.zeros(0, dtype=np.int32)
         slots = np.arange(first, slot, dtype=np.int32)
         segment = Segment.from_postings(self._new_id(), terms, posting_slots, tfs, slots)
-        payloads, orders = (doc.payload for doc in docs), (doc.order for doc in docs)
+        payloads, orders = (doc.payload for doc in docs), [doc.order for doc in docs]
         self._append(segment, payloads, orders, terms, counts, lengths, text)
 
     def _append(
         self,
         segment: Segment,
         payloads: Iterable[T],
-        orders: Iterable[tuple[str, int]],
+        orders: Sequence[tuple[str, int]],
         fwd: I32,
         counts: I64,
         lengths: I32,

@@ -3,9 +3,11 @@ reports what the store must subtract, and compaction keeps the live slots in ord
 
 from __future__ import annotations
 
+from typing import overload
+
 import numpy as np
 
-from retrieval.engine.slots import Slots
+from retrieval.engine.slots import Rows, Slots
 
 
 def filled() -> Slots[str]:
@@ -68,3 +70,50 @@ def test_compaction_keeps_the_live_slots_in_order_with_renamed_terms() -> None:
     assert slots.fwd_ptr.view().tolist() == [0, 2] and slots.fwd_len.view().tolist() == [2, 2]
     assert [slots.first_field(s).tolist() for s in range(2)] == [[1, 2, 1], [3, 0]]
     assert slots.seg_of.view().tolist() == [9, 9]
+
+
+class Made(Rows[str]):
+    """Rows that count the payloads they make."""
+
+    __slots__ = ("items", "made")
+
+    def __init__(self, items: list[str]) -> None:
+        self.items, self.made = items, 0
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    @overload
+    def __getitem__(self, i: int) -> str: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[str]: ...
+    def __getitem__(self, i: int | slice) -> str | list[str]:
+        self.made += 1
+        return self.items[i]
+
+
+def test_rows_make_each_payload_when_asked_for_and_follow_removal_and_compaction() -> None:
+    slots = filled()  # a .. e, as a list
+    rows = Made(["f", "g", "h", "i"])
+    ones = np.ones(4, dtype=np.int64)
+    slots.append(
+        3,
+        rows,
+        [("f.md", 1), ("g.md", 1), ("h.md", 1), ("i.md", 1)],
+        np.arange(4, dtype=np.int32),
+        ones,
+        np.ones((4, 2), dtype=np.int32),
+        np.arange(4, dtype=np.int32),
+    )
+    assert rows.made == 0  # nothing made until asked for
+    assert [slots.payload(s) for s in range(9)] == ["a", "b", "c", "d", "e", "f", "g", "h", "i"]
+    assert rows.made == 4 and slots.order(6) == ("g.md", 1)
+    slots.remove(1, 2)  # b, c
+    slots.remove(6, 2)  # g, h
+    assert slots.live_payloads(0, 9) == ["a", "d", "e", "f", "i"]
+    live = np.flatnonzero(slots.alive.view())
+    slots.compact(live, np.arange(8, dtype=np.int32))
+    assert [slots.payload(s) for s in range(slots.n)] == ["a", "d", "e", "f", "i"]
+    slots.remove(3, 1)  # f
+    slots.compact(np.array([0, 1, 2, 4]), np.arange(8, dtype=np.int32))
+    assert [slots.payload(s) for s in range(slots.n)] == ["a", "d", "e", "i"]  # twice renumbered

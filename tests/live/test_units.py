@@ -1,0 +1,33 @@
+"""A restored entry's units as columns: each made when asked for, equal to the unit packed."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from corpus.roots import make_roots
+from live.index import LiveIndex
+from live.units import Units
+
+
+def test_offsets_beyond_four_bytes_come_back_whole(make_tree: Callable[..., Path]) -> None:
+    live = LiveIndex(make_roots([make_tree({"a.md": "# A\n\ntext\n"})]), settle_s=0)
+    (f,) = live.files_of(live.roots[0]).values()
+    far = 3_000_000_000  # an offset a file over 2 GB (`--max-bytes`) would have
+    none = np.array([-1])
+    units = Units(
+        [f],
+        np.array([0]),
+        np.array([[1, 2**31 + 5]]),
+        (np.array([far]), np.array([7]), none),
+        (none, none, np.array([4])),
+        [],
+        (np.array([0]), [("A",)]),
+    )
+    (unit,) = units
+    assert (unit.at, unit.end, unit.start_line, unit.end_line, unit.chunk_id) == (far, far + 7, 1, 2**31 + 5, 4)
+    assert unit.trail == ("A",) and unit.heading is None and units[-1] == unit == units[0:1][0]
+    assert list(units.orders()) == [(f.path, 1)]
+    live.close()
