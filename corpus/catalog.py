@@ -30,7 +30,6 @@ class CorpusFile(NamedTuple):
     rel: str
     path: str
     """Display path: `<root label>/<rel>`."""
-    uri: str
     pinned: bool
     """Pinned by name (`--pin`, the root's defaults) or because its front matter (or its
     convention, see `corpus.conventions`) says it applies to every task."""
@@ -57,6 +56,11 @@ class CorpusFile(NamedTuple):
     def without_text(self) -> CorpusFile:
         """This file, not holding its text (`content` reads it when asked for)."""
         return self._replace(text="", held=False)
+
+    @property
+    def uri(self) -> str:
+        """Made when asked for, not kept: a string a file was 3.5 MB for tldr's 38k."""
+        return file_uri(self.root, self.rel)
 
     @property
     def title(self) -> str | None:
@@ -189,7 +193,6 @@ class Corpus:
             root=ref.root,
             rel=ref.rel,
             path=display_path(ref.root, ref.rel),
-            uri=file_uri(ref.root, ref.rel),
             pinned=pinned,
             text=text.text,
             size=text.size,

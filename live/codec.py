@@ -35,7 +35,7 @@ from retrieval.chunks.units import Unit
 from retrieval.engine.packing import Packed
 from retrieval.engine.vocabulary import Terms
 
-FORMAT = 14
+FORMAT = 15
 """Bump when the layout below, or what a unit or a posting means, changes."""
 
 
@@ -70,7 +70,7 @@ class _Strings:
         return found
 
     def each(self, values: Iterable[str]) -> npt.NDArray[np.int64]:
-        """Strings stored as they come, one entry each, with no lookup: paths, URIs and digests
+        """Strings stored as they come, one entry each, with no lookup: paths and digests
         are unique (the lookup's table of every one of them was most of what a cache write of
         tldr added). An index's words are not here: they are a blob of their own (`Terms`), read
         into the vocabulary without a string each."""
@@ -141,7 +141,6 @@ def arrays(root: Root, key: str, entry: Saved) -> dict[str, npt.NDArray[Any]]:
     arrays: dict[str, npt.NDArray[Any]] = {
         "header": np.frombuffer(json.dumps(header).encode(), dtype=np.uint8),
         "f_rel": strings.each(f.rel for f in files),
-        "f_uri": strings.each(f.uri for f in files),
         "f_stat": _ints(chain.from_iterable(f.stamp for f in files), 3 * n).reshape(-1, 3),
         "f_digest": strings.each(f.digest for f in files),
         "f_text": _ints((strings.add(f.text if f.held else None) for f in files), n),
@@ -294,7 +293,6 @@ def restore(root: Root, key: str, a: Mapping[str, npt.NDArray[Any]]) -> Saved:
     s = _table(a)
     for name in (
         "f_rel",
-        "f_uri",
         "f_digest",
         "s_trail",
         "w_trail",
@@ -304,9 +302,8 @@ def restore(root: Root, key: str, a: Mapping[str, npt.NDArray[Any]]) -> Saved:
     if len(a["f_text"]) and a["f_text"].min() < (0 if holds_text(root) else -1):
         raise ValueError("f_text names no string")
     files = []
-    for rel, uri, (size, mtime, ctime), digest, text, pinned, meta in zip(
+    for rel, (size, mtime, ctime), digest, text, pinned, meta in zip(
         a["f_rel"].tolist(),
-        a["f_uri"].tolist(),
         a["f_stat"].tolist(),
         a["f_digest"].tolist(),
         a["f_text"].tolist(),
@@ -319,7 +316,6 @@ def restore(root: Root, key: str, a: Mapping[str, npt.NDArray[Any]]) -> Saved:
                 root=root,
                 rel=s[rel],
                 path=display_path(root, s[rel]),
-                uri=s[uri],
                 pinned=pinned,
                 text=s[text] if text >= 0 else "",
                 size=size,

@@ -31,9 +31,10 @@ BUDGET_S = 0.1
 """Past this long, the shortlist is taken from the candidates looked at so far."""
 
 
-Candidate = tuple[str, str, str, str, "int | None", "int | None", bool]
-"""(folded text, text, display path, URI, start line, end line, is a heading): plain tuples, since
-a docs root has tens of thousands and only the few nearest become `Nearest`."""
+Candidate = tuple[str, str, str, "str | CorpusFile", "int | None", "int | None", bool]
+"""(folded text, text, display path, URI (a file's is made only if it is among the nearest), start
+line, end line, is a heading): plain tuples, since a docs root has tens of thousands and only the
+few nearest become `Nearest`."""
 
 
 def candidates(units: Iterable[Unit], files: Iterable[CorpusFile]) -> list[Candidate]:
@@ -43,7 +44,7 @@ def candidates(units: Iterable[Unit], files: Iterable[CorpusFile]) -> list[Candi
         if u.heading and u.heading != INTRO:
             text = " > ".join(u.trail)
             found.append((text.casefold(), text, u.path, u.section_uri, u.start_line, u.end_line, True))
-    found.extend((f.rel.casefold(), f.rel, f.path, f.uri, None, None, False) for f in files)
+    found.extend((f.rel.casefold(), f.rel, f.path, f, None, None, False) for f in files)
     return found
 
 
@@ -70,7 +71,7 @@ def nearest(query: str, pool: Sequence[Candidate], limit: int = 5, budget_s: flo
     scored = [((fuzz.ratio(q, c[0]) + fuzz.partial_ratio(q, c[0])) / 200, c) for c in pool]
     scored.sort(key=lambda sc: (-sc[0], sc[1][2], sc[1][4] or 0))
     return [
-        Nearest(c[2], c[3], c[1] if c[6] else None, c[4], c[5], round(score, 3))
+        Nearest(c[2], c[3] if isinstance(c[3], str) else c[3].uri, c[1] if c[6] else None, c[4], c[5], round(score, 3))
         for score, c in scored[:limit]
         if score > 0
     ]

@@ -16,7 +16,7 @@ from urllib.parse import unquote
 
 from corpus.catalog import Corpus, CorpusFile
 from corpus.errors import NotInCorpus
-from corpus.identity import AGENTS_SCHEME, DOCS_SCHEME, file_uri, split_display, split_fragment
+from corpus.identity import AGENTS_SCHEME, DOCS_SCHEME, file_uri, parse_file_uri, split_display, split_fragment
 from corpus.markdown import split_lines
 from corpus.names import printable, too_long
 from corpus.roots import RootKind
@@ -136,7 +136,12 @@ def _names_a_file(corpus: Corpus, name: str) -> bool:
         uri = resolve_uri(corpus, name)
     except NotInCorpus:
         return False
-    return any(f.uri == uri for f in corpus.files.values())
+    try:
+        root, rel = parse_file_uri(uri, corpus.roots)
+    except NotInCorpus:
+        return False
+    f = corpus.files.of(root.label).get(rel)
+    return f is not None and f.uri == uri
 
 
 def _section(f: CorpusFile, wanted: str) -> Excerpt:

@@ -26,7 +26,9 @@ def files(make_tree: Callable[..., Path]) -> list[CorpusFile]:
 
 
 def test_candidates_are_heading_trails_then_file_paths(files: list[CorpusFile]) -> None:
-    assert candidates(security_units(), files) == [
+    found = candidates(security_units(), files)
+    assert all(isinstance(c[3], str) == c[6] for c in found)  # a file's URI is made only if it is shown
+    assert [(*c[:3], c[3] if isinstance(c[3], str) else c[3].uri, *c[4:]) for c in found] == [
         ("security", "Security", ".AGENTS/security.md", "agents://security.md#security", 3, 5, True),
         ("security > secrets", "Security > Secrets", ".AGENTS/security.md", "agents://security.md#secrets", 7, 9, True),
         (
