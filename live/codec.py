@@ -371,9 +371,12 @@ def _packed(
         raise ValueError("a unit lies outside its file's text")
     if np.any((at < 0) & ((get("text") < 0) | (get("text") >= len(s)))):
         raise ValueError("a unit names no text")
-    heading, anchor, text = get("heading"), get("anchor"), np.where(at < 0, get("text"), -1)
+    heading, anchor, chunk, lines = get("heading"), get("anchor"), get("chunk"), get("lines")
+    if any(len(c) != len(owner) for c in (heading, anchor, chunk, lines, get("trail_len"))) or lines.shape[1:] != (2,):
+        raise ValueError("the units' columns disagree")  # each unit is made later, when asked for
     if any(len(ids) and ids.max() >= len(s) for ids in (heading, anchor)):
         raise ValueError("a unit names no string")
+    text = np.where(at < 0, get("text"), -1)
     named = np.concatenate((heading, anchor, text))
     used = np.unique(named[named >= 0])  # the unit's own strings, not the whole table
 
@@ -383,9 +386,9 @@ def _packed(
     units = Units(
         files,
         owner,
-        get("lines"),
+        lines,
         (at, length, local(text)),
-        (local(heading), local(anchor), get("chunk")),
+        (local(heading), local(anchor), chunk),
         [s[i] for i in used.tolist()],
         _trails(get("trail"), get("trail_len"), s, shared),
     )
