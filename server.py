@@ -29,9 +29,10 @@ from watchfiles import awatch
 from cli import share
 from cli.flags import COMMANDS, parse, show_help, version
 from cli.settings import Settings, announce, configure_logging, open_index
-from corpus.catalog import CorpusFile, read_uri
+from corpus.catalog import read_uri
 from corpus.clients import Client, loaded_by
 from corpus.errors import CorpusError
+from corpus.files import CorpusFile
 from corpus.identity import AGENTS_SCHEME, DOCS_SCHEME, SERVER_SCHEME
 from corpus.names import too_long
 from corpus.roots import RootKind, relative_source
@@ -138,9 +139,7 @@ class AgentsServer(MCPServer[App]):
         await anyio.to_thread.run_sync(self.app.catch_up)
         listed = await super().list_resources()
         with self.app.live.view() as view:
-            files = sorted(
-                (f for f in view.corpus.files.values() if f.root.kind is RootKind.AGENTS), key=lambda f: f.path
-            )
+            files = sorted(view.corpus.files.agents(), key=lambda f: f.path)
         for f in files:
             title = f.title or next(iter(briefing.headings(f)), None)
             name = f.path if f.root.scoped else f.rel

@@ -21,8 +21,9 @@ from pydantic import BaseModel, Field
 
 from cli import credentials, rulefiles
 from cli.findings import INSTRUCTIONS_CUTS, Finding, note, warn
-from corpus.catalog import Corpus, CorpusFile
+from corpus.catalog import Corpus
 from corpus.errors import Moved
+from corpus.files import CorpusFile
 from corpus.markdown import split_lines
 from corpus.read import SkipKind
 from corpus.roots import RootKind

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from corpus.catalog import CorpusFile
+from corpus.files import CorpusFile
 from retrieval.chunks.units import Unit
 
 

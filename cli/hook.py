@@ -27,8 +27,9 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from cli.state import state_dir
-from corpus.catalog import Corpus, CorpusFile, load
+from corpus.catalog import Corpus, load
 from corpus.clients import BY_KEY, Client, loaded_by
+from corpus.files import CorpusFile
 from corpus.roots import DEFAULT_ROOT_NAMES, has_conventional_files, make_roots, relative_source
 from retrieval.search.applies import Applicable, applicable
 

@@ -11,9 +11,10 @@ from pathlib import Path, PurePosixPath
 
 from cli import hook
 from cli.findings import INSTRUCTIONS_CUTS, Finding, note, warn
-from corpus.catalog import Corpus, CorpusFile
+from corpus.catalog import Corpus
 from corpus.clients import BY_KEY, CODEX_PROJECT_DOC_BYTES, loaded_by
 from corpus.conventions import FOLDER_FILES, matches
+from corpus.files import CorpusFile
 from corpus.markdown import front_matter_end, split_lines
 from corpus.roots import RootKind, project_markers, project_of
 from corpus.rules import is_ignored_dir

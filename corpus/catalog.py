@@ -5,76 +5,19 @@ update of it changed. `read_uri` reads one file fresh from disk, as the snapshot
 
 from __future__ import annotations
 
-from collections.abc import ItemsView, Iterable, Iterator, Mapping, Sequence, ValuesView
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from itertools import chain
 from pathlib import Path
-from typing import NamedTuple
 
 from corpus import frontmatter
 from corpus.conventions import Convention, convention_of
-from corpus.errors import Missing, NotHeld, NotInCorpus
-from corpus.frontmatter import EMPTY, FrontMatter
-from corpus.identity import display_path, file_uri, parse_file_uri, split_display
-from corpus.read import DEFAULT_MAX_BYTES, FileText, Skipped, Stamp, read_text
+from corpus.errors import Missing, NotInCorpus
+from corpus.files import CorpusFile, Files
+from corpus.identity import display_path, parse_file_uri
+from corpus.read import DEFAULT_MAX_BYTES, FileText, Skipped, read_text
 from corpus.roots import Root, RootKind
 from corpus.rules import PinSet
 from corpus.scan import FileRef, SkippedFile, refused, walk
-
-
-class CorpusFile(NamedTuple):
-    """One served file and its text. A named tuple (immutable, hashable, and built four to five times
-    faster than a frozen dataclass: a warm restart of a 38k-file root makes 38k of them)."""
-
-    root: Root
-    rel: str
-    path: str
-    """Display path: `<root label>/<rel>`."""
-    pinned: bool
-    """Pinned by name (`--pin`, the root's defaults) or because its front matter (or its
-    convention, see `corpus.conventions`) says it applies to every task."""
-    text: str
-    """The file's text; empty when it is not `held`."""
-    size: int
-    mtime_ns: int
-    ctime_ns: int
-    digest: str
-    meta: FrontMatter = EMPTY
-    """YAML front matter: title, description, tags, and when the file applies."""
-    held: bool = True
-    """Whether `text` is the file's text. The live index holds no docs file's text (see
-    `without_text`): it is read from disk when asked for (`content`)."""
-
-    def content(self) -> str:
-        """The file's text, for a file that holds it (`held`). The live index holds no docs file's
-        text: `live.texts.content` reads it from the file, checked against its digest; here it
-        raises `NotHeld`, so no caller reads the disk without knowing it."""
-        if not self.held:
-            raise NotHeld(f"{self.path}: the index does not hold this file's text (live.texts reads it)")
-        return self.text
-
-    def without_text(self) -> CorpusFile:
-        """This file, not holding its text (`content` reads it when asked for)."""
-        return self._replace(text="", held=False)
-
-    @property
-    def uri(self) -> str:
-        """Made when asked for, not kept: a string a file was 3.5 MB for tldr's 38k."""
-        return file_uri(self.root, self.rel)
-
-    @property
-    def title(self) -> str | None:
-        return self.meta.title
-
-    @property
-    def stamp(self) -> Stamp:
-        return (self.size, self.mtime_ns, self.ctime_ns)
-
-    @property
-    def searchable(self) -> bool:
-        """The sections of every `.AGENTS` file are what `context_search` searches, pinned ones
-        included (the model may no longer hold the pinned text; their hits say `pinned="true"`)."""
-        return self.root.kind is RootKind.AGENTS
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,63 +35,6 @@ class Change:
         return len(self.added) + len(self.changed) + len(self.removed)
 
 
-class Files(Mapping[str, CorpusFile]):
-    """Every served file by display path, root by root: one map, made of each root's files by
-    relative path (`of`), which the live index changes in place."""
-
-    def __init__(self, labels: Iterable[str]) -> None:
-        self._roots: dict[str, dict[str, CorpusFile]] = {label: {} for label in labels}
-
-    def of(self, label: str) -> dict[str, CorpusFile]:
-        """The files of the root with this label, by relative path (the map itself, not a copy)."""
-        return self._roots[label]
-
-    def add(self, f: CorpusFile) -> None:
-        self._roots[f.root.label][f.rel] = f
-
-    def __getitem__(self, path: str) -> CorpusFile:
-        label, rel = split_display(path)
-        files = self._roots.get(label)
-        if files is None or rel not in files:
-            raise KeyError(path)
-        return files[rel]
-
-    def __contains__(self, path: object) -> bool:
-        if not isinstance(path, str):
-            return False
-        label, rel = split_display(path)
-        return rel in self._roots.get(label, ())
-
-    def __iter__(self) -> Iterator[str]:
-        return (f.path for f in self._all())
-
-    def __len__(self) -> int:
-        return sum(len(files) for files in self._roots.values())
-
-    def values(self) -> ValuesView[CorpusFile]:
-        return _Values(self)
-
-    def items(self) -> ItemsView[str, CorpusFile]:
-        return _Items(self)
-
-    def _all(self) -> Iterator[CorpusFile]:
-        return chain.from_iterable(files.values() for files in self._roots.values())
-
-
-class _Values(ValuesView[CorpusFile]):
-    _mapping: Files
-
-    def __iter__(self) -> Iterator[CorpusFile]:
-        return self._mapping._all()
-
-
-class _Items(ItemsView[str, CorpusFile]):
-    _mapping: Files
-
-    def __iter__(self) -> Iterator[tuple[str, CorpusFile]]:
-        return ((f.path, f) for f in self._mapping._all())
-
-
 @dataclass(slots=True)
 class Corpus:
     roots: list[Root]
@@ -161,7 +47,7 @@ class Corpus:
     skipped: list[SkippedFile] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self.files = Files(r.label for r in self.roots)
+        self.files = Files(self.roots)
 
     @property
     def agents_root(self) -> Root | None:
@@ -175,7 +61,7 @@ class Corpus:
         """Each `--pin` that names no file of any `.AGENTS` root (so it pins nothing)."""
         if not self.explicit_pins:
             return []
-        have = {f.rel.casefold() for f in self.files.values() if f.root.kind is RootKind.AGENTS}
+        have = {f.rel.casefold() for f in self.files.agents()}
         return [p for p in self.pins if p not in have]
 
     def pins_of(self, root: Root) -> PinSet:

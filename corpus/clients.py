@@ -12,7 +12,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from corpus.catalog import Corpus, CorpusFile
+from corpus.catalog import Corpus
+from corpus.files import CorpusFile
 
 Loaded = dict[str, str]
 """Display path of a file the client loaded -> how it loaded it (`imported by CLAUDE.md`)."""
@@ -53,7 +54,7 @@ MAX_IMPORT_HOPS = 5
 def imports(f: CorpusFile, corpus: Corpus) -> list[CorpusFile]:
     """The corpus files `f` imports with `@path` (relative to `f`'s folder), outside code
     fences and code spans, in the order written."""
-    by_place = {(g.root.path / g.rel).as_posix(): g for g in corpus.files.values() if g.held}
+    by_place = {(g.root.path / g.rel).as_posix(): g for g in corpus.files.agents() if g.held}
     found: list[CorpusFile] = []
     fenced = False
     for line in f.text.split("\n"):
@@ -98,7 +99,7 @@ def _with_imports(corpus: Corpus, first: Iterable[CorpusFile], loaded: Loaded) -
 def _claude_code(corpus: Corpus) -> Loaded:
     """CLAUDE.md at the project's top (or in .claude/) with its `@` imports, else AGENTS.md at
     the top; and the `.claude/rules` files without `paths:`."""
-    files = list(corpus.files.values())
+    files = list(corpus.files.agents())
     memory = [f for f in files if _top(f, "CLAUDE.md", ".claude/CLAUDE.md")]
     loaded = {f.path: "project instructions" for f in memory}
     if not memory:  # Claude Code reads AGENTS.md only where there is no CLAUDE.md
@@ -116,7 +117,7 @@ def _codex(corpus: Corpus) -> Loaded:
     """AGENTS.md at the project's top, when Codex reads it whole (within its 32 KiB)."""
     return {
         f.path: "project instructions"
-        for f in corpus.files.values()
+        for f in corpus.files.agents()
         if _top(f, "AGENTS.md") and len(f.text.encode("utf-8")) <= CODEX_PROJECT_DOC_BYTES
     }
 
@@ -124,13 +125,13 @@ def _codex(corpus: Corpus) -> Loaded:
 def _gemini_cli(corpus: Corpus) -> Loaded:
     """GEMINI.md at the project's top, with its `@` imports (AGENTS.md only if its settings name
     it, which the server cannot see)."""
-    memory = [f for f in corpus.files.values() if _top(f, "GEMINI.md")]
+    memory = [f for f in corpus.files.agents() if _top(f, "GEMINI.md")]
     return _with_imports(corpus, memory, {f.path: "context file" for f in memory})
 
 
 def _cursor(corpus: Corpus) -> Loaded:
     """AGENTS.md at the project's top and the Cursor rules with `alwaysApply: true`."""
-    files = list(corpus.files.values())
+    files = list(corpus.files.agents())
     loaded = {f.path: "project instructions" for f in files if _top(f, "AGENTS.md")}
     loaded.update({f.path: "an alwaysApply rule" for f in files if _always(f, "cursor")})
     return loaded
@@ -140,14 +141,14 @@ def _vscode(corpus: Corpus) -> Loaded:
     """AGENTS.md at the project's top and `.github/copilot-instructions.md`."""
     return {
         f.path: "workspace instructions"
-        for f in corpus.files.values()
+        for f in corpus.files.agents()
         if _top(f, "AGENTS.md", ".github/copilot-instructions.md")
     }
 
 
 def _cline(corpus: Corpus) -> Loaded:
     """Its `.clinerules` rules without `paths:`."""
-    return {f.path: "a rule without paths" for f in corpus.files.values() if _always(f, "cline")}
+    return {f.path: "a rule without paths" for f in corpus.files.agents() if _always(f, "cline")}
 
 
 def _nothing(corpus: Corpus) -> Loaded:
@@ -189,5 +190,5 @@ def loaded_by(client: Client | None, corpus: Corpus, hooked: bool = False) -> Lo
         return {}
     loaded = client.loads(corpus)
     if hooked and client.key in HOOK_CLIENTS:
-        loaded.update({f.path: BY_HOOK for f in corpus.files.values() if f.pinned and f.path not in loaded})
+        loaded.update({f.path: BY_HOOK for f in corpus.files.agents() if f.pinned and f.path not in loaded})
     return loaded

@@ -15,7 +15,7 @@ import os
 import re
 import stat
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -77,12 +77,10 @@ class SkippedFile:
 
 
 class Known(Protocol):
-    """A file as the index last read it: what a walk compares a file's stamp with."""
+    """The files as the index last read them: what a walk compares a file's stamp with."""
 
-    @property
-    def rel(self) -> str: ...
-    @property
-    def stamp(self) -> Stamp: ...
+    def stamp_of(self, rel: str) -> Stamp | None:
+        """The stamp the file at `rel` was read with; None for a file the index does not have."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,7 +88,7 @@ class Walk:
     files: list[FileRef]
     skipped: list[SkippedFile]
     same: set[str] = field(default_factory=set)
-    """Files found as `known` had them, by their known `rel` (no `FileRef` is made for them)."""
+    """Files found as `known` had them, by `rel` (no `FileRef` is made for them)."""
 
 
 def check_name(rel: str) -> Refusal | None:
@@ -196,9 +194,7 @@ def _relative(root: str, real: str) -> str | None:
     return inside.replace(os.sep, "/")
 
 
-def walk(
-    root: Root, under: str = "", rules: IgnoreRules | None = None, known: Mapping[str, Known] | None = None
-) -> Walk:
+def walk(root: Root, under: str = "", rules: IgnoreRules | None = None, known: Known | None = None) -> Walk:
     """Every candidate file of `root` (or of its folder `under`, a relative path), by its rules:
     ignored folders, secrets, editor scratch files, `.agentsignore` and `.gitignore`, and (for the
     conventional root) only the conventional files. A regular file `known` has with the same
@@ -240,11 +236,9 @@ def walked(root: Root) -> tuple[str, ...] | None:
 
 
 class _Walker:
-    def __init__(
-        self, root: Root, rules: IgnoreRules, listings: Listings | None, known: Mapping[str, Known] | None = None
-    ) -> None:
+    def __init__(self, root: Root, rules: IgnoreRules, listings: Listings | None, known: Known | None = None) -> None:
         self.root = root
-        self.known: Mapping[str, Known] = known or {}
+        self.known = known
         self.same: set[str] = set()
         self.root_str = str(root.path)
         self.rules = rules
@@ -382,9 +376,8 @@ class _Walker:
         refused = kind_of(st.st_mode)
         if refused:
             raise Skipped(SkipKind.NOT_REGULAR, refused)
-        old = self.known.get(rel)
-        if old is not None and old.stamp == (st.st_size, st.st_mtime_ns, st.st_ctime_ns):
-            self.same.add(old.rel)  # the index's own string: nothing new is kept for the file
+        if self.known is not None and self.known.stamp_of(rel) == (st.st_size, st.st_mtime_ns, st.st_ctime_ns):
+            self.same.add(rel)
             return
         identity = (st.st_dev, st.st_ino) if st.st_ino else None
         self.files.append(FileRef(self.root, rel, path, st.st_size, st.st_mtime_ns, st.st_ctime_ns, identity))

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import bisect
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from corpus.catalog import Change, CorpusFile
+from corpus.catalog import Change
+from corpus.files import CorpusFile, FileTable
 from corpus.ignore import IGNORE_FILES, IgnoreRules
 from corpus.read import Refusal, SkipKind
 from corpus.roots import Root, RootKind
@@ -55,7 +56,7 @@ class Batch:
 
 
 def swept(
-    root: Root, known: dict[str, CorpusFile], skipped: dict[str, SkippedFile], rules: IgnoreRules
+    root: Root, known: FileTable, skipped: dict[str, SkippedFile], rules: IgnoreRules
 ) -> tuple[list[FileRef], Batch]:
     """A whole walk of `root`: the files to read (new, or whose stamp moved) and a batch holding
     what went and what is skipped now."""
@@ -70,7 +71,7 @@ def swept(
 def refreshed(
     root: Root,
     paths: Iterable[str | Path],
-    known: dict[str, CorpusFile],
+    known: Mapping[str, CorpusFile],
     skipped: dict[str, SkippedFile],
     rules: IgnoreRules,
 ) -> tuple[list[FileRef], Batch] | None:
@@ -116,7 +117,10 @@ class Pass:
     folders: Iterator[tuple[str, Walk]]
     rules: IgnoreRules
     by_folder: dict[str, list[str]]
-    """The root's known files by folder prefix when the pass began (to find what went)."""
+    """The display paths of the root's known files by folder prefix when the pass began (to find
+    what went)."""
+    cut: int
+    """Characters of a display path before its relative path."""
     stepped: float = 0.0
     visited: set[str] = field(default_factory=set)
     skipped: set[str] = field(default_factory=set)
@@ -124,15 +128,16 @@ class Pass:
     walked: bool = False
 
     @classmethod
-    def begin(cls, root: Root, known: dict[str, CorpusFile]) -> Pass:
+    def begin(cls, root: Root, known: FileTable) -> Pass:
         rules = IgnoreRules(root.path)
         by_folder: dict[str, list[str]] = {}
-        for rel in known:
-            by_folder.setdefault(_parent(rel), []).append(rel)
-        return cls(time.time(), walk_folders(root, rules), rules, by_folder)
+        cut = len(root.label) + 1
+        for path in known.paths():  # the table's own strings: a pass keeps no copy of each name
+            by_folder.setdefault(_parent(path[cut:]), []).append(path)
+        return cls(time.time(), walk_folders(root, rules), rules, by_folder, cut)
 
     def step(
-        self, root: Root, known: dict[str, CorpusFile], skipped: dict[str, SkippedFile], budget_s: float
+        self, root: Root, known: Mapping[str, CorpusFile], skipped: dict[str, SkippedFile], budget_s: float
     ) -> tuple[list[FileRef], Batch]:
         """Folders for about `budget_s` (at least one), and at most `PATROL_READS` files to read:
         those files (stat'd again: they may have changed since an earlier step found them) and
@@ -149,7 +154,8 @@ class Pass:
             prefix, found = step
             self.visited.add(prefix)
             here = {ref.rel for ref in found.files}
-            batch.removed.update(r for r in self.by_folder.get(prefix, ()) if r in known and r not in here)
+            went = (p[self.cut :] for p in self.by_folder.get(prefix, ()))
+            batch.removed.update(r for r in went if r in known and r not in here)
             self.skipped.update(s.rel for s in found.skipped)
             batch.skipped.update({s.rel: s for s in found.skipped if skipped.get(s.rel) != s})
             self.to_read.extend(ref for ref in found.files if differs(known.get(ref.rel), ref))

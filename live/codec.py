@@ -14,6 +14,7 @@ import codecs
 import json
 import sys
 import time
+from array import array
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import chain
@@ -23,8 +24,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from corpus.catalog import CorpusFile
-from corpus.frontmatter import EMPTY, FrontMatter
+from corpus.files import CorpusFile, FileColumns
+from corpus.frontmatter import FrontMatter
 from corpus.identity import display_path
 from corpus.listing import DIR, FILE, LINK, FolderStamp, Kept, Listing
 from corpus.read import Refusal, SkipKind
@@ -301,33 +302,32 @@ def restore(root: Root, key: str, a: Mapping[str, npt.NDArray[Any]]) -> Saved:
             raise ValueError(f"{name} names no string")
     if len(a["f_text"]) and a["f_text"].min() < (0 if holds_text(root) else -1):
         raise ValueError("f_text names no string")
-    files = []
-    for rel, (size, mtime, ctime), digest, text, pinned, meta in zip(
-        a["f_rel"].tolist(),
-        a["f_stat"].tolist(),
-        a["f_digest"].tolist(),
-        a["f_text"].tolist(),
-        a["f_pinned"].tolist(),
-        a["f_meta"].tolist(),
-        strict=True,
-    ):
-        files.append(
-            CorpusFile(
-                root=root,
-                rel=s[rel],
-                path=display_path(root, s[rel]),
-                pinned=pinned,
-                text=s[text] if text >= 0 else "",
-                size=size,
-                mtime_ns=mtime,
-                ctime_ns=ctime,
-                digest=s[digest],
-                meta=_front_matter(s[meta]) if meta >= 0 else EMPTY,
-                held=text >= 0,
-            )
-        )
+    n, text = len(a["f_rel"]), a["f_text"]
+    if any(len(a[name]) != n for name in ("f_stat", "f_digest", "f_text", "f_pinned", "f_meta")):
+        raise ValueError("the files' columns disagree")
+    held = bool(n) and int(text.min()) >= 0
+    if held != (n > 0 and int(text.max()) >= 0):
+        raise ValueError("some files hold their text and some do not")
+    texts = [s[t] for t in text.tolist()] if held else None
+    try:
+        digests = bytes.fromhex("".join(s[d] for d in a["f_digest"].tolist()))
+    except ValueError:
+        raise ValueError("a digest is damaged") from None
+    files = FileColumns(
+        root,
+        [display_path(root, s[rel]) for rel in a["f_rel"].tolist()],
+        array("q", np.ascontiguousarray(a["f_stat"], dtype=np.int64).tobytes()),
+        digests,
+        np.ascontiguousarray(a["f_pinned"], dtype=np.bool_).tobytes(),
+        texts,
+        {i: _front_matter(s[m]) for i, m in enumerate(a["f_meta"].tolist()) if m >= 0},
+    )
     # To check every unit's bounds at once: a text not held has at most as many characters as bytes.
-    sizes = np.array([len(f.text) if f.held else f.size for f in files], dtype=np.int64)
+    sizes = (
+        np.array([len(t) for t in texts], dtype=np.int64)
+        if texts is not None
+        else np.array(files.sizes(), dtype=np.int64)
+    )
     trails: dict[tuple[str, ...], tuple[str, ...]] = {}  # one tuple per trail, shared by the units
     sections, windows = _packed(a, "s", s, files, sizes, trails), _packed(a, "w", s, files, sizes, trails)
     return Saved(files, sections, windows, _listings(a, s))
@@ -352,7 +352,7 @@ def _packed(
     a: Mapping[str, npt.NDArray[Any]],
     prefix: str,
     s: list[str],
-    files: list[CorpusFile],
+    files: FileColumns,
     sizes: npt.NDArray[np.int64],
     shared: dict[tuple[str, ...], tuple[str, ...]],
 ) -> Packed[Unit]:
@@ -363,7 +363,7 @@ def _packed(
     if len(groups_of) and (groups_of.min() < 0 or groups_of.max() >= len(files)):
         raise ValueError("a unit names no file")
     groups: list[tuple[Hashable, int]] = [
-        (files[g].path, n) for g, n in zip(groups_of.tolist(), counts.tolist(), strict=True)
+        (files.paths[g], n) for g, n in zip(groups_of.tolist(), counts.tolist(), strict=True)
     ]
     owner = np.repeat(groups_of, counts)
     at, length = get("at"), get("len")

@@ -32,7 +32,8 @@ from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from pathlib import Path
 
-from corpus.catalog import Change, CorpusFile
+from corpus.catalog import Change
+from corpus.files import CorpusFile
 from corpus.identity import split_display
 from corpus.ignore import IgnoreRules
 from corpus.read import DEFAULT_MAX_BYTES, stamp

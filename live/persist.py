@@ -46,7 +46,7 @@ def restore(store: Store, cache: IndexCache, root: Root) -> bool:
     state = store.state[root.label]
     seed(root.path, root.include, restored.listings)
     with store.writing():
-        state.files.update(zip([f.rel for f in restored.files], restored.files, strict=True))
+        state.files.adopt(restored.files)
         store.library.sections.unpack(restored.sections)
         store.library.windows.unpack(restored.windows)
     state.dirty = False

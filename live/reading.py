@@ -8,11 +8,12 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import as_completed
 from dataclasses import replace
 
-from corpus.catalog import Change, CorpusFile
+from corpus.catalog import Change
+from corpus.files import CorpusFile
 from corpus.read import FileText
 from corpus.roots import Root, RootKind
 from corpus.scan import FileRef, SkippedFile
@@ -115,7 +116,7 @@ class Reader:
             self._merge_chunks(root)
         return merged(changes)
 
-    def take(self, ref: FileRef, text: FileText, known: dict[str, CorpusFile], batch: Batch) -> None:
+    def take(self, ref: FileRef, text: FileText, known: Mapping[str, CorpusFile], batch: Batch) -> None:
         """A file read whole: into the batch, with its units when its content changed."""
         f = self.store.corpus.corpus_file(ref, text)
         old = known.get(ref.rel)

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from corpus.catalog import CorpusFile
 from corpus.errors import NotInCorpus
+from corpus.files import CorpusFile
 from corpus.read import Changing, FileText, Skipped, Stamp, read_text, stamp
 from corpus.roots import Root
 from corpus.scan import FileRef, SkippedFile
@@ -35,7 +35,7 @@ _RETRY_DELAYS = (0.03, 0.08, 0.2)
 (all of a batch's together): each read is kept only if its file held still across the pause, so
 none is shorter than `SETTLE_S`. A batch pauses at most their sum, whatever its size."""
 
-Take = Callable[[FileRef, FileText, dict[str, CorpusFile], Batch], None]
+Take = Callable[[FileRef, FileText, Mapping[str, CorpusFile], Batch], None]
 """What to do with a file read whole and settled: add it (and its units) to the batch."""
 
 
@@ -44,7 +44,7 @@ class _Run:
     """One `Settler.read`: where its reads go."""
 
     root: Root
-    known: dict[str, CorpusFile]
+    known: Mapping[str, CorpusFile]
     """The root's files as indexed."""
     pending: set[str]
     """The root's files still being written (see `RootState.pending`)."""
@@ -68,7 +68,7 @@ class Settler:
         self,
         root: Root,
         refs: list[FileRef],
-        known: dict[str, CorpusFile],
+        known: Mapping[str, CorpusFile],
         pending: set[str],
         batch: Batch,
         take: Take,

@@ -17,7 +17,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from enum import Enum
 
-from corpus.catalog import Change, Corpus, CorpusFile
+from corpus.catalog import Change, Corpus
+from corpus.files import FileTable
 from corpus.identity import split_display
 from corpus.ignore import IgnoreRules
 from corpus.roots import Root
@@ -87,7 +88,7 @@ class Progress:
 class RootState:
     """What the live index knows of one root."""
 
-    files: dict[str, CorpusFile]
+    files: FileTable
     """By relative path: the corpus's own map of the root's files (`Files.of`), changed only by
     `Store` (under its lock), read under the root's lock."""
     skipped: dict[str, SkippedFile] = field(default_factory=dict)
@@ -178,7 +179,7 @@ class Store:
         """Whether the root's first indexing (in the background) is still running."""
         return self.state[root.label].progress is not None
 
-    def files_of(self, root: Root) -> dict[str, CorpusFile]:
+    def files_of(self, root: Root) -> FileTable:
         """The root's indexed files by relative path."""
         return self.state[root.label].files
 
@@ -268,10 +269,10 @@ class Store:
         `live.workers`), packed: added as one generation, as `apply` adds files."""
         state = self.state[root.label]
         with self.writing():
-            state.files.update(zip([f.rel for f in restored.files], restored.files, strict=True))
+            added = state.files.adopt(restored.files)  # no record made for each file
             self.library.sections.unpack(restored.sections)
             self.library.windows.unpack(restored.windows)
-            change = Change(added=frozenset(f.path for f in restored.files), at=time.time())
+            change = Change(added=frozenset(added), at=time.time())
             state.skipped.update({s.rel: s for s in skipped})
             self._changed(root, change)
         if change.count:

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import os
 
-from corpus.catalog import CorpusFile
 from corpus.errors import Moved
+from corpus.files import CorpusFile
 from corpus.read import read_again
 from retrieval.chunks.units import Unit
 

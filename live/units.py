@@ -15,7 +15,7 @@ from typing import Any, overload
 import numpy as np
 import numpy.typing as npt
 
-from corpus.catalog import CorpusFile
+from corpus.files import FileColumns
 from retrieval.chunks.units import Unit
 from retrieval.engine.slots import Rows
 
@@ -49,7 +49,7 @@ class Units(Rows[Unit]):
 
     def __init__(
         self,
-        files: Sequence[CorpusFile],
+        files: FileColumns,
         owner: npt.NDArray[Any],
         lines: npt.NDArray[Any],
         texts: tuple[npt.NDArray[Any], npt.NDArray[Any], npt.NDArray[Any]],
@@ -99,7 +99,7 @@ class Units(Rows[Unit]):
 
     def order(self, i: int) -> tuple[str, int]:
         """Unit `i`'s tie-break key, (display path, start line), without making the unit."""
-        return self._files[self._owner[i]].path, self._lines[2 * i]
+        return self._files.paths[self._owner[i]], self._lines[2 * i]
 
     def orders(self) -> Orders:
         return Orders(self)

@@ -6,7 +6,7 @@ import itertools
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from corpus.catalog import CorpusFile
+from corpus.files import CorpusFile
 from corpus.markdown import is_markdown, split_lines
 from retrieval.chunks.anchors import anchors, citation
 from retrieval.chunks.sections import INTRO, sections

@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from corpus.catalog import Corpus, CorpusFile
+from corpus.catalog import Corpus
+from corpus.files import CorpusFile
 from corpus.markdown import is_markdown
 from retrieval.chunks.units import Unit, section_units, window_units
 from retrieval.engine.index import BM25Index, Doc

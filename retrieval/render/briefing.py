@@ -14,8 +14,9 @@ from collections.abc import Collection, Mapping, Sequence
 from functools import lru_cache
 from pathlib import PurePath
 
-from corpus.catalog import Corpus, CorpusFile
+from corpus.catalog import Corpus
 from corpus.conventions import CONVENTIONS, SHOWN
+from corpus.files import CorpusFile
 from corpus.markdown import is_markdown
 from corpus.roots import RootKind
 from retrieval.chunks.sections import INTRO, SectionSpan, sections
@@ -48,13 +49,13 @@ def headings(f: CorpusFile, library: Library | None = None) -> list[str]:
 
 def on_demand(corpus: Corpus) -> list[CorpusFile]:
     """The files reached only by searching (not pinned): what the manifest lists."""
-    return sorted((f for f in corpus.files.values() if f.searchable and not f.pinned), key=lambda f: f.rel)
+    return sorted((f for f in corpus.files.agents() if f.searchable and not f.pinned), key=lambda f: f.rel)
 
 
 def pinned(corpus: Corpus) -> list[CorpusFile]:
     """The pinned files in pin order (overview before conventions by default; a project's
     `AGENTS.md` before the rules its other agents' folders pin), then by path."""
-    files = [f for f in corpus.files.values() if f.pinned]
+    files = [f for f in corpus.files.agents() if f.pinned]
     return sorted(files, key=lambda f: (corpus.pins_of(f.root).rank(f.rel), f.rel))
 
 
@@ -191,7 +192,7 @@ def served(corpus: Corpus, chars: int | None = None) -> str:
         parts.append(f"this project's {names} folders ({listing([inline(r.label) for r in roots], chars=chars)})")
     if any(r.include for r in corpus.agents_roots):
         owner = "its" if parts else "this project's"
-        present = {f.meta.convention for f in corpus.files.values() if f.root.include}
+        present = {f.meta.convention for f in corpus.files.agents() if f.root.include}
         shown = sorted(CONVENTIONS, key=lambda c: SHOWN.index(c.key) if c.key in SHOWN else len(SHOWN))
         kinds = list(dict.fromkeys(c.name for c in shown if c.key in present))
         parts.append(f"{owner} {CONVENTIONAL} ({listing(kinds, len(kinds))})" if kinds else f"{owner} {CONVENTIONAL}")
@@ -247,12 +248,8 @@ def docs_roots(corpus: Corpus, indexing: Collection[str] = ()) -> list[str]:
     docs = [r for r in corpus.roots if r.kind is RootKind.DOCS]
     if not docs:
         return []
-    files: dict[str, int] = dict.fromkeys((r.label for r in docs), 0)
-    sizes = dict(files)
-    for f in corpus.files.values():
-        if f.root.kind is RootKind.DOCS:
-            files[f.root.label] += 1
-            sizes[f.root.label] += f.size
+    files = {r.label: len(corpus.files.of(r.label)) for r in docs}
+    sizes = {r.label: corpus.files.of(r.label).total_size() for r in docs}
     return [
         f"{inline(r.label)} ({INDEXING})"
         if r.label in indexing

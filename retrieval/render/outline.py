@@ -45,7 +45,7 @@ class Outline(BaseModel):
 
 
 def outline(corpus: Corpus) -> Outline:
-    agents = sorted((f for f in corpus.files.values() if f.root.kind is RootKind.AGENTS), key=lambda f: f.rel)
+    agents = sorted(corpus.files.agents(), key=lambda f: f.rel)
     files = [
         OutlineFile(
             path=f.path,

@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Literal, get_args
 
-from corpus.catalog import Change, CorpusFile
+from corpus.catalog import Change
+from corpus.files import CorpusFile
 from corpus.identity import split_display
 from retrieval.chunks.units import Unit
 from retrieval.search.links import LinkTo
@@ -136,18 +137,18 @@ class Scope:
     root: str | None = None
 
     def allows(self, unit: Unit) -> bool:
-        return self._allowed(unit.path)
+        return self.allows_path(unit.path)
 
     def allows_file(self, f: CorpusFile) -> bool:
         if self.kind is SECTIONS and not f.searchable:
             return False
-        return self._allowed(f.path)
+        return self.allows_path(f.path)
 
     @property
     def filtered(self) -> bool:
         return bool(self.path_prefix or self.root)
 
-    def _allowed(self, path: str) -> bool:
+    def allows_path(self, path: str) -> bool:
         label, rel = split_display(path)
         if self.root is not None and label != self.root:
             return False

@@ -33,8 +33,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from corpus.catalog import Corpus, CorpusFile
+from corpus.catalog import Corpus
 from corpus.conventions import FOLDER_FILES, matches
+from corpus.files import CorpusFile
 from retrieval.chunks.sections import INTRO
 from retrieval.chunks.units import Unit, sections_of
 

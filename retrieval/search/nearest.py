@@ -7,7 +7,7 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from corpus.catalog import CorpusFile
+from corpus.files import CorpusFile
 from retrieval.chunks.sections import INTRO
 from retrieval.chunks.units import Unit
 

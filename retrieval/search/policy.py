@@ -18,10 +18,11 @@ offset past the end says so.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 
-from corpus.catalog import Corpus, CorpusFile
+from corpus.catalog import Corpus
+from corpus.files import CorpusFile
 from retrieval.chunks.sections import INTRO
 from retrieval.chunks.units import Unit
 from retrieval.engine.index import BM25Index
@@ -73,7 +74,7 @@ class Policy:
         index = library.sections if scope.kind is SECTIONS else library.windows
         query = parse(query_text, library.tokenize)
         query_text = query.raw
-        if scope.filtered and not any(scope.allows_file(f) for f in corpus.files.values()):
+        if scope.filtered and next(_files(corpus, scope), None) is None:
             near = self._nearest(query_text, Scope(scope.kind), corpus)
             excluded = Answer(
                 docs=[],
@@ -127,7 +128,7 @@ class Policy:
         key = (scope, library.sections.generation, library.windows.generation)
         pool = self._pools.get(key)
         if pool is None:
-            files = _files(corpus, scope)
+            files = list(_files(corpus, scope))
             units: list[Unit] = []
             for f in files:
                 if library.sections.group_size(f.path) or scope.kind is SECTIONS:
@@ -261,8 +262,10 @@ def _names(f: CorpusFile, wanted: str) -> bool:
     return wanted in (display, rel) or rel.endswith("/" + wanted) or rel.rsplit("/", 1)[-1] == wanted
 
 
-def _files(corpus: Corpus, scope: Scope) -> list[CorpusFile]:
-    return [f for f in corpus.files.values() if scope.allows_file(f)]
+def _files(corpus: Corpus, scope: Scope) -> Iterator[CorpusFile]:
+    """The files `scope` allows, a record made only for them (a docs root's are columns)."""
+    files = corpus.files.agents() if scope.kind is SECTIONS else corpus.files.where(scope.allows_path)
+    return (f for f in files if scope.allows_file(f))
 
 
 def _relaxed_reason(query: Query, scope: Scope) -> str:

@@ -14,8 +14,9 @@ from difflib import get_close_matches
 from pathlib import Path
 from urllib.parse import unquote
 
-from corpus.catalog import Corpus, CorpusFile
+from corpus.catalog import Corpus
 from corpus.errors import NotInCorpus
+from corpus.files import CorpusFile
 from corpus.identity import AGENTS_SCHEME, DOCS_SCHEME, file_uri, parse_file_uri, split_display, split_fragment
 from corpus.markdown import split_lines
 from corpus.names import printable, too_long
@@ -214,7 +215,7 @@ def unknown(corpus: Corpus, name: str) -> str:
     close = get_close_matches(name, paths, n=3, cutoff=0.5) or [
         rels[r] for r in get_close_matches(name, list(rels), n=3, cutoff=0.5)
     ]
-    agents = [p for p, f in corpus.files.items() if f.root.kind is RootKind.AGENTS]
+    agents = [f.path for f in corpus.files.agents()]
     hint = (
         f"did you mean {', '.join(close)}?"
         if close

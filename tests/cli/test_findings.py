@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from cli.findings import INSTRUCTIONS_CUTS, Finding, finding, note, warn
-from corpus.catalog import CorpusFile
+from corpus.files import CorpusFile
 from retrieval.chunks.units import sections_of
 from retrieval.render import briefing
 from tests.corpus.support import corpus_of

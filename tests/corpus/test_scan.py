@@ -339,7 +339,7 @@ def test_a_walk_names_the_files_its_index_has_unchanged_and_gives_the_others_who
     root_dir = make_tree({"a.md": "# A\n", "b.md": "# B\n", "sub/c.md": "# C\n"})
     (root,) = make_roots([root_dir])
     corpus = load([root])
-    known = {f.rel: f for f in corpus.files.values()}
+    known = corpus.files.of(root.label)
     first = walk(root, known=known)
     assert first.same == {"a.md", "b.md", "sub/c.md"} and first.files == []
     (root_dir / "b.md").write_text("# B, longer now\n")

@@ -129,9 +129,16 @@ def damage(entry: Path) -> Iterator[tuple[str, Callable[[], None]]]:
         with entry.open("wb") as out:
             arrayfile.write(out, arrays)
 
+    def short_file_column() -> None:  # one file's stamp missing: the files' columns disagree
+        arrays = dict(arrayfile.read(entry))
+        arrays["f_stat"] = arrays["f_stat"][:-1]
+        with entry.open("wb") as out:
+            arrayfile.write(out, arrays)
+
     yield from (
         ("truncated", truncate),
         ("a short column", short_column),
+        ("a short file column", short_file_column),
         ("a flipped byte", flip),
         ("garbage", garbage),
         ("foreign", foreign_array),

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from corpus.catalog import Change, CorpusFile, load
+from corpus.catalog import Change, load
+from corpus.files import CorpusFile
 from corpus.read import Refusal, SkipKind
 from corpus.roots import Root, make_roots
 from corpus.scan import SECRET, SkippedFile

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
+from corpus.files import FileColumns
 from corpus.roots import make_roots
 from live.index import LiveIndex
 from live.units import Units
@@ -18,7 +19,7 @@ def test_offsets_beyond_four_bytes_come_back_whole(make_tree: Callable[..., Path
     far = 3_000_000_000  # an offset a file over 2 GB (`--max-bytes`) would have
     none = np.array([-1])
     units = Units(
-        [f],
+        FileColumns.of(f.root, [f]),
         np.array([0]),
         np.array([[1, 2**31 + 5]]),
         (np.array([far]), np.array([7]), none),

@@ -11,7 +11,8 @@ import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from corpus.catalog import Change, CorpusFile, load
+from corpus.catalog import Change, load
+from corpus.files import CorpusFile
 from corpus.roots import make_roots
 from retrieval.render.excerpt import render_excerpt
 from retrieval.search.answer import Freshness

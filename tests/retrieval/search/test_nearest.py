@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from corpus.catalog import CorpusFile, load
+from corpus.catalog import load
+from corpus.files import CorpusFile
 from corpus.roots import make_roots
 from retrieval.chunks.units import Unit, section_units
 from retrieval.search.nearest import SHORTLIST, Nearest, candidates, nearest
