@@ -75,3 +75,18 @@ def test_a_table_lets_go_of_columns_no_file_is_in(make_tree: Callable[..., Path]
     del first
     table.adopt(files)  # every file again, in new columns: the first are freed
     assert gone() is None and dict(table) == {f.rel: f for f in files}
+
+
+def test_files_give_the_agents_files_and_those_a_path_keeps_without_the_others(make_tree: Callable[..., Path]) -> None:
+    agents = make_tree({"overview.md": "# O\n"})
+    docs = make_tree({"a.md": "# A\n", "sub/b.md": "# B\n\nmore\n"}, name="docs")
+    corpus = load(make_roots([agents], [docs]))
+    label = corpus.roots[1].label
+    table = corpus.files.of(label)
+    table.adopt([f.without_text() for f in table.values()])  # as a restored docs root holds them
+    assert [f.rel for f in corpus.files.agents()] == ["overview.md"]
+    assert [f.path for f in corpus.files.where(lambda p: p.startswith(f"{label}/sub/"))] == [f"{label}/sub/b.md"]
+    assert sorted(corpus.files) == sorted(
+        [f"{corpus.roots[0].label}/overview.md", f"{label}/a.md", f"{label}/sub/b.md"]
+    )
+    assert table.total_size() == (docs / "a.md").stat().st_size + (docs / "sub" / "b.md").stat().st_size
