@@ -142,18 +142,20 @@ class FileColumns(Sequence[CorpusFile]):
     def __getitem__(self, i: int | slice) -> CorpusFile | list[CorpusFile]:
         if isinstance(i, slice):
             return [self[j] for j in range(*i.indices(len(self)))]
-        path, s, texts = self.paths[i], 3 * (i % len(self.paths)), self._texts
+        i = range(len(self.paths))[i]  # a negative index counts from the end; out of range raises
+        path, texts = self.paths[i], self._texts
+        size, mtime, ctime = self.stamp(i)
         return CorpusFile(
             self.root,
             path[self._cut :],
             path,
             self._pinned[i] != 0,
             "" if texts is None else texts[i],
-            self._stat[s],
-            self._stat[s + 1],
-            self._stat[s + 2],
-            self._digests[_DIGEST * (s // 3) : _DIGEST * (s // 3 + 1)].hex(),
-            self._meta.get(s // 3, EMPTY),
+            size,
+            mtime,
+            ctime,
+            self._digests[_DIGEST * i : _DIGEST * (i + 1)].hex(),
+            self._meta.get(i, EMPTY),
             texts is not None,
         )
 

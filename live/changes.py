@@ -137,7 +137,7 @@ class Pass:
         return cls(time.time(), walk_folders(root, rules), rules, by_folder, cut)
 
     def step(
-        self, root: Root, known: Mapping[str, CorpusFile], skipped: dict[str, SkippedFile], budget_s: float
+        self, root: Root, known: FileTable, skipped: dict[str, SkippedFile], budget_s: float
     ) -> tuple[list[FileRef], Batch]:
         """Folders for about `budget_s` (at least one), and at most `PATROL_READS` files to read:
         those files (stat'd again: they may have changed since an earlier step found them) and
@@ -158,7 +158,7 @@ class Pass:
             batch.removed.update(r for r in went if r in known and r not in here)
             self.skipped.update(s.rel for s in found.skipped)
             batch.skipped.update({s.rel: s for s in found.skipped if skipped.get(s.rel) != s})
-            self.to_read.extend(ref for ref in found.files if differs(known.get(ref.rel), ref))
+            self.to_read.extend(ref for ref in found.files if known.stamp_of(ref.rel) != ref.stamp)
             if time.perf_counter() >= deadline:
                 break
         reading = [ref_of(root, ref.rel, ref.path) for ref in self.to_read[:PATROL_READS]]
