@@ -47,6 +47,7 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
+import numpy.typing as npt
 import platformdirs
 from filelock import FileLock, Timeout
 
@@ -195,15 +196,15 @@ class IndexCache:
 
     # --- writing --------------------------------------------------------------------------
 
-    def save(self, root: Root, key: str, entry: Saved) -> bool:
-        """Write the entry atomically, then prune; False if another process holds the entry's lock."""
+    def save(self, root: Root, key: str, arrays: Mapping[str, npt.NDArray[Any]]) -> bool:
+        """Write the entry (laid out by `codec.arrays`) atomically, then prune; False if another
+        process holds the entry's lock."""
         self._use(key)
         self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         with contextlib.suppress(OSError):
             self.directory.chmod(0o700)
         try:
             with self._lock(key):
-                arrays = codec.arrays(root, key, entry)
                 with _atomic(self.path(key)) as out:
                     arrayfile.write(out, arrays)
                 about = {"root": printable(str(root.path)), "label": printable(root.label), "kind": root.kind.value}

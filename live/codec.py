@@ -150,26 +150,11 @@ def arrays(root: Root, key: str, entry: Saved) -> dict[str, npt.NDArray[Any]]:
     }
     by_path = {f.path: f for f in files}
     for prefix, packed in (("s", entry.sections), ("w", entry.windows)):
-        units = packed.payloads
-        m, g = len(units), len(packed.groups)
-        at = _offsets(units, by_path)
+        groups = packed.groups
         arrays |= {
-            f"{prefix}_groups": _ints((number[str(group)] for group, _ in packed.groups), g),
-            f"{prefix}_counts": _ints((count for _, count in packed.groups), g),
-            f"{prefix}_lines": _ints(chain.from_iterable((u.start_line, u.end_line) for u in units), 2 * m).reshape(
-                -1, 2
-            ),
-            f"{prefix}_heading": _ints((strings.add(u.heading) for u in units), m),
-            f"{prefix}_chunk": _ints((-1 if u.chunk_id is None else u.chunk_id for u in units), m),
-            f"{prefix}_anchor": _ints((strings.add(u.anchor) for u in units), m),
-            # A unit's text is its lines of the file's text: stored as a character offset into it
-            # (and a length), which keeps the entry about a third of the size of storing it again,
-            # and restored as a view of the restored file's text (see `Unit.source`).
-            f"{prefix}_at": np.array(at, dtype=np.int64),
-            f"{prefix}_len": _ints((u.end - u.at if u.end >= 0 else len(u.text) for u in units), m),
-            f"{prefix}_text": _ints((-1 if a >= 0 else strings.add(u.text) for u, a in zip(units, at, strict=True)), m),
-            f"{prefix}_trail_len": _ints((len(u.trail) for u in units), m),
-            f"{prefix}_trail": np.fromiter((strings.add(t) for u in units for t in u.trail), dtype=np.int64),
+            f"{prefix}_groups": _ints((number[str(group)] for group, _ in groups), len(groups)),
+            f"{prefix}_counts": _ints((count for _, count in groups), len(groups)),
+            **_unit_arrays(prefix, packed.payloads, by_path, strings),
             f"{prefix}_vocab": np.frombuffer(Terms.of(packed.words).blob, dtype=np.uint8),
             f"{prefix}_indptr": packed.indptr,
             f"{prefix}_docs": packed.docs,
@@ -270,21 +255,43 @@ def _ints(values: Iterable[int], count: int) -> npt.NDArray[np.int64]:
     return np.fromiter(values, dtype=np.int64, count=count)
 
 
-def _offsets(units: Sequence[Unit], files: Mapping[str, CorpusFile]) -> list[int]:
-    """Each unit's character offset in its file's text, or -1 where it holds its own text (then
-    the text itself is stored)."""
-    found = []
+def _unit_arrays(
+    prefix: str, units: Iterable[Unit], files: Mapping[str, CorpusFile], strings: _Strings
+) -> dict[str, npt.NDArray[Any]]:
+    """The units' columns, read in one pass: a pack makes each unit as it is read, and drops it
+    (`Packed.payloads`). A unit's text is its lines of the file's text: stored as a character
+    offset into it and a length, which keeps the entry about a third of the size of storing it
+    again, and restored as a view of the restored file's text (see `Unit.source`); a unit whose
+    text is not there stores its text."""
+    lines, at, length, text, heading, anchor, chunk, trail_len, trail = (array("q") for _ in range(9))
     for u in units:
-        f = files.get(u.path)
-        source = u.source
-        if f is None or u.end < 0:
-            view = False
-        elif isinstance(source, str):
-            view = f.held and (source is f.text or source == f.text)
-        else:
-            view = not f.held and (source is f or source.digest == f.digest)
-        found.append(u.at if view else -1)
-    return found
+        offset = u.at if _in_file(u, files.get(u.path)) else -1
+        lines.extend((u.start_line, u.end_line))
+        at.append(offset)
+        length.append(u.end - u.at if u.end >= 0 else len(u.text))
+        text.append(-1 if offset >= 0 else strings.add(u.text))
+        heading.append(strings.add(u.heading))
+        anchor.append(strings.add(u.anchor))
+        chunk.append(-1 if u.chunk_id is None else u.chunk_id)
+        trail_len.append(len(u.trail))
+        trail.extend(map(strings.add, u.trail))
+    columns = {"at": at, "len": length, "text": text, "heading": heading, "anchor": anchor, "chunk": chunk}
+    return {
+        f"{prefix}_lines": np.frombuffer(lines, dtype=np.int64).reshape(-1, 2),
+        **{f"{prefix}_{name}": np.frombuffer(c, dtype=np.int64) for name, c in columns.items()},
+        f"{prefix}_trail_len": np.frombuffer(trail_len, dtype=np.int64),
+        f"{prefix}_trail": np.frombuffer(trail, dtype=np.int64),
+    }
+
+
+def _in_file(u: Unit, f: CorpusFile | None) -> bool:
+    """Whether the unit's text is its file's text from `u.at` (else the text itself is stored)."""
+    source = u.source
+    if f is None or u.end < 0:
+        return False
+    if isinstance(source, str):
+        return f.held and (source is f.text or source == f.text)
+    return not f.held and (source is f or source.digest == f.digest)
 
 
 def restore(root: Root, key: str, a: Mapping[str, npt.NDArray[Any]]) -> Saved:

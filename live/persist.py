@@ -17,6 +17,7 @@ from collections.abc import Callable
 
 from corpus.listing import kept, seed
 from corpus.roots import Root, RootKind
+from live import codec
 from live.cache import IndexCache
 from live.codec import Saved
 from live.store import Store
@@ -76,14 +77,18 @@ def save(store: Store, cache: IndexCache, root: Root) -> None:
 def _write(store: Store, cache: IndexCache, root: Root) -> bool:
     """Pack the root and write its entry; False (the root dirty again) if it could not be written."""
     state = store.state[root.label]
+    key = cache_key(store, cache, root)
+    listings = kept(root.path, root.include)
     with store.writing():
         state.dirty = False  # a change from now on makes it dirty again
         files = sorted(state.files.values(), key=lambda f: f.rel)
         paths = [f.path for f in files]
         sections, windows = store.library.sections.pack(paths), store.library.windows.pack(paths)
-    listings = kept(root.path, root.include)
+        # Laid out before the index can change: a pack makes its units as they are read, and
+        # shares the index's arrays where it can (`Postings.pack`).
+        arrays = codec.arrays(root, key, Saved(files, sections, windows, listings))
     try:
-        cache.save(root, cache_key(store, cache, root), Saved(files, sections, windows, listings))
+        cache.save(root, key, arrays)
     except Exception as exc:  # a full disk, a read-only cache, anything: serve on, uncached
         state.dirty = True
         log.warning("could not write the cache for %s: %s", root.label, exc)

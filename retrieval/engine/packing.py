@@ -8,9 +8,9 @@ vocabulary to its own term ids; `Postings.pack` and `Postings.unpack` are the st
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -63,13 +63,63 @@ def pack(
 ) -> Packed[T]:
     """The groups `spans` names ((first slot, count, group), by first slot) of an index with
     these slots, segments (ascending slot ranges) and vocabulary (terms in id order, from 0),
-    self-contained, the groups in slot order. Each segment's postings are in (term, slot) order
-    already and slots ascend from one segment to the next: one segment (the layout after a
-    build) is kept as it is, several take one stable sort by term; terms are renamed through a
-    mask, not searched (a cache write of tldr packs all of it, and its peak was the server's)."""
+    self-contained, the groups in slot order. The payloads and tie-break keys are made as they
+    are read; the arrays are views of the index's own when they can be (`_whole`), so a pack
+    is read before the index changes (under its write lock, as the cache and the workers do)."""
     mask = np.zeros(slots.alive.n, dtype=np.bool_)
     for first, count, _ in spans:
         mask[first : first + count] = True
+    kept_slots = np.flatnonzero(mask)
+    whole = _whole(segments, kept_slots, len(vocab))
+    if whole is not None:  # the whole index, one segment, every term used (after a build)
+        indptr, docs, tfs = whole.indptr, whole.docs, whole.tfs
+        fwd = _rows(slots.fwd.view(), slots.fwd_len.view(), kept_slots, mask)
+        text = _rows(slots.text.view(), slots.length.view()[:, 0], kept_slots, mask)
+        used = np.arange(len(vocab), dtype=np.int64)
+    else:
+        indptr, docs, tfs, used, renamed = _postings(segments, mask, len(vocab), n_fields)
+        # One at a time, each selection gone once renamed: together they were a cache write's peak.
+        fwd = renamed[_rows(slots.fwd.view(), slots.fwd_len.view(), kept_slots, mask)]
+        text = renamed[_rows(slots.text.view(), slots.length.view()[:, 0], kept_slots, mask)]
+    return Packed(
+        groups=[(g, n) for _, n, g in spans],
+        payloads=_Picked(slots.payload, kept_slots),
+        orders=_Picked(slots.order, kept_slots),
+        words=vocab.terms(used),
+        indptr=indptr,
+        docs=docs.astype(np.int32, copy=False),
+        tfs=tfs,
+        fwd=fwd,
+        counts=slots.fwd_len.view()[kept_slots].copy(),
+        lengths=slots.length.view()[kept_slots].copy(),
+        text=text,
+    )
+
+
+def _whole(segments: Sequence[Segment], kept: npt.NDArray[np.int64], n_terms: int) -> Segment | None:
+    """The one segment, when it holds exactly the packed slots, numbered from 0, and every term of
+    the vocabulary: then its arrays and the slots' are the pack's as they are, not copies (a cache
+    write of a freshly built tldr made six copies of 5-10 MB each, the server's peak)."""
+    if len(segments) != 1 or len(kept) == 0:
+        return None
+    segment = segments[0]
+    if len(segment.slots) != len(kept) or int(kept[-1]) != len(kept) - 1:
+        return None  # kept is ascending and unique: 0 .. n - 1 exactly
+    if not np.array_equal(segment.slots, kept) or len(segment.term_ids) != n_terms:
+        return None
+    if n_terms and (int(segment.term_ids[0]) != 0 or int(segment.term_ids[-1]) != n_terms - 1):
+        return None  # term ids ascend, unique: 0 .. n_terms - 1 exactly
+    return segment
+
+
+def _postings(
+    segments: Sequence[Segment], mask: npt.NDArray[np.bool_], n_terms: int, n_fields: int
+) -> tuple[I64, I32, Frequencies, npt.NDArray[np.int64], I32]:
+    """The postings of the `mask`ed slots, over their own terms and slots from 0: row pointers,
+    documents, frequencies, the terms used (ascending) and the map to their numbers in the pack.
+    Each segment's postings are in (term, slot) order already and slots ascend from one segment
+    to the next: one segment is kept as it is, several take one stable sort by term; terms are
+    renamed through a mask, not searched (a cache write of tldr packs all of it)."""
     local = np.cumsum(mask, dtype=np.int32) - 1  # a kept slot's number in the pack
     terms_parts, docs_parts, tfs_parts = [], [], []
     for segment in segments:
@@ -91,29 +141,38 @@ def pack(
         terms, docs = np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int32)
         tfs = np.zeros((0, n_fields), dtype=np.uint8)
     del terms_parts, docs_parts, tfs_parts
-    used_terms = np.zeros(max(len(vocab), 1), dtype=np.bool_)
+    used_terms = np.zeros(max(n_terms, 1), dtype=np.bool_)
     used_terms[terms] = True
     used = np.flatnonzero(used_terms)
     renamed = np.cumsum(used_terms, dtype=np.int32) - 1  # a used term's number in the pack
     indptr = csr(renamed[terms])[1] if len(used) and len(terms) else np.zeros(1, dtype=np.int64)
-    del terms
-    kept_slots = np.flatnonzero(mask)
-    # One at a time, each selection gone once renamed: together they were a cache write's peak.
-    fwd = renamed[_rows(slots.fwd.view(), slots.fwd_len.view(), kept_slots, mask)]
-    text = renamed[_rows(slots.text.view(), slots.length.view()[:, 0], kept_slots, mask)]
-    return Packed(
-        groups=[(g, n) for _, n, g in spans],
-        payloads=[slots.payload(s) for s in kept_slots.tolist()],
-        orders=[slots.order(s) for s in kept_slots.tolist()],
-        words=vocab.terms(used),
-        indptr=indptr,
-        docs=docs.astype(np.int32, copy=False),
-        tfs=tfs,
-        fwd=fwd,
-        counts=slots.fwd_len.view()[kept_slots].copy(),
-        lengths=slots.length.view()[kept_slots].copy(),
-        text=text,
-    )
+    return indptr, docs, tfs, used, renamed
+
+
+class _Picked(Sequence[T]):
+    """What `get` gives for each of these slots, made when asked for: a pack is read once, in
+    order, by whoever writes it (tldr's 38.5k units and their files, made all at once, were
+    30 MB of a cache write's peak)."""
+
+    __slots__ = ("_get", "_slots")
+
+    def __init__(self, get: Callable[[int], T], slots: npt.NDArray[np.int64]) -> None:
+        self._get, self._slots = get, slots
+
+    def __len__(self) -> int:
+        return len(self._slots)
+
+    @overload
+    def __getitem__(self, i: int) -> T: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[T]: ...
+    def __getitem__(self, i: int | slice) -> T | list[T]:
+        if isinstance(i, slice):
+            return [self._get(s) for s in self._slots[i].tolist()]
+        return self._get(int(self._slots[i]))
+
+    def __iter__(self) -> Iterator[T]:
+        return map(self._get, self._slots.tolist())
 
 
 def restored(packed: Packed[T], ids: I32, first: int, seg_id: int) -> tuple[Segment, I32, I32]:

@@ -8,9 +8,11 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from retrieval.engine import packing
 from retrieval.engine.packing import Packed, owned
 from tests.retrieval.engine.support import (
     FIELD_SETS,
@@ -85,3 +87,25 @@ def test_owned_copies_only_a_view() -> None:
     assert owned(whole) is whole
     part = owned(whole[2:5])
     assert part.base is None and part.tolist() == [2, 3, 4]
+
+
+@given(files=corpora, config=st.sampled_from(sorted(FIELD_SETS)))
+def test_a_whole_fresh_index_packs_as_the_general_path_packs_it(files: Corpus, config: str) -> None:
+    """A freshly built index packed whole (one segment, every slot and term) lends its arrays to
+    the pack instead of copying them; what the pack holds is what the general path makes."""
+    fields = FIELD_SETS[config]
+    index = fresh(files, fields)
+    lent = index.pack(list(files))
+    with pytest.MonkeyPatch.context() as patched:
+        patched.setattr(packing, "_whole", lambda *_: None)
+        made = index.pack(list(files))
+    assert lent.groups == made.groups and list(lent.words) == list(made.words)
+    assert list(lent.payloads) == list(made.payloads) and list(lent.orders) == list(made.orders)
+    for name in ("indptr", "docs", "tfs", "fwd", "counts", "lengths", "text"):
+        got, want = getattr(lent, name), getattr(made, name)
+        assert got.shape == want.shape and got.tolist() == want.tolist(), name
+    if len(index._segments) == 1 and len(lent.docs):
+        assert np.shares_memory(lent.docs, index._segments[0].docs)  # lent, not copied
+    target = fresh({}, fields)
+    target.unpack(lent)
+    assert_scores_like(target, fresh(files, fields), (["ab"], ["cd", "ef"], WORDS))
