@@ -167,15 +167,19 @@ def assert_answers(segment: Segment, expected: Postings, absent: list[int]) -> N
         assert segment.postings(term) is None
 
 
-@pytest.mark.parametrize(("distinct", "dense"), [(40, False), (4096, False), (6000, True)])
-def test_a_segment_answers_the_same_through_its_dict_or_its_dense_array(distinct: int, dense: bool) -> None:
-    rng = random.Random(distinct)
-    vocab = rng.sample(range(3 * distinct), distinct)  # sparse ids: gaps inside the dense array
+@pytest.mark.parametrize(
+    ("distinct", "spread", "kind"), [(40, 3, dict), (4096, 3, dict), (6000, 3, np.ndarray), (6000, 10, type(None))]
+)
+def test_a_segment_answers_the_same_through_its_dict_its_dense_array_or_bisection(
+    distinct: int, spread: int, kind: type
+) -> None:
+    rng = random.Random(distinct * spread)
+    vocab = rng.sample(range(spread * distinct), distinct)  # sparse ids: gaps inside the dense array
     slots = sorted(rng.sample(range(10, 5000), 400))
     segment, expected = random_postings(rng, slots, vocab, extra=20)
     assert len(segment.term_ids) == distinct
-    assert isinstance(segment.rows, np.ndarray) is dense  # the path this case is meant to take
-    gaps = [t for t in range(3 * distinct) if t not in expected]
+    assert isinstance(segment.rows, kind)  # the path this case is meant to take
+    gaps = [t for t in range(spread * distinct) if t not in expected]
     beyond = [max(vocab) + 1, max(vocab) + 10_000]
     assert_answers(segment, expected, rng.sample(gaps, 50) + beyond)
     assert segment.slots.tolist() == slots and segment.live == len(slots)
