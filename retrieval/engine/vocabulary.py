@@ -24,8 +24,20 @@ import numpy as np
 import numpy.typing as npt
 
 _T = TypeVar("_T")
-_hash = hash
-"""How terms are hashed for lookups (a test makes them collide)."""
+_MIX = 0x9E3779B97F4A7C15
+_BITS = (1 << 64) - 1
+
+
+def _hash(term: str) -> int:
+    """How terms are hashed for lookups (a test makes them collide): Python's string hash, with
+    the length mixed in. That hash reads a string's code units as stored, so "dk" (two bytes)
+    and "此" (U+6B64, stored as the bytes 64 6B) hash alike, as does every pair of ASCII
+    characters with some CJK character: tldr's pages in Chinese and Japanese made every chunk
+    of a cold build look its terms up one by one."""
+    mixed = (hash(term) ^ (len(term) * _MIX)) & _BITS
+    return mixed - (1 << 64) if mixed >> 63 else mixed  # a signed 64-bit integer, as numpy keeps it
+
+
 _SEEN = 4096
 """Frozen terms `get` remembers, at most (then it starts again)."""
 _FEW = 4096

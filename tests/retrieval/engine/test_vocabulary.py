@@ -100,3 +100,15 @@ def test_chosen_terms_come_as_one_blob_frozen_and_added_alike(
     everything = list(vocab)
     ids = sorted(data.draw(st.sets(st.integers(0, max(len(everything) - 1, 0)))) if everything else [])
     assert list(vocab.terms(np.array(ids, dtype=np.int64))) == [everything[i] for i in ids]
+
+
+def test_ascii_pairs_and_the_cjk_characters_stored_as_their_bytes_do_not_share_a_hash() -> None:
+    """Python's string hash reads the code units as stored: "dk" and "此" (U+6B64, the bytes 64 6B)
+    hash alike, so a multilingual docs root sent every bulk lookup down the one-by-one path."""
+    pairs = [("dk", "此"), ("pe", "数"), ("o0", "は")]
+    assert all(hash(a) == hash(b) for a, b in pairs)  # the quirk, still there
+    assert all(vocabulary._hash(a) != vocabulary._hash(b) for a, b in pairs)
+    words = [w for pair in pairs for w in pair]
+    frozen = Vocabulary(words[::2]).frozen()
+    merged, ids = frozen.merged(words)
+    assert ids.tolist() == [0, 3, 1, 4, 2, 5] and [merged.get(w) for w in words] == ids.tolist()
