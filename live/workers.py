@@ -3,7 +3,7 @@
 Reading, parsing and tokenizing tens of thousands of files is nearly all of a cold start, and in
 the server's process all of it holds the GIL, so every call made meanwhile waited behind it. A
 read of at least `PARALLEL_FILES` files nobody has indexed yet is cut into chunks that worker
-processes (one per core, started fresh with `spawn` on every platform) read, chunk and tokenize;
+processes (one per core, fresh interpreters on every platform: `Pool`) read, chunk and tokenize;
 each sends its chunk back packed as a cache entry is (`live.codec`: integer arrays and one string
 table, cheap to send), and the server only unpacks it into its index. A file a worker finds
 changing since it was stat'd, or empty, is left to the server's own careful read (`live.settle`);
@@ -13,15 +13,16 @@ a chunk whose worker fails is read by the server as before.
 from __future__ import annotations
 
 import contextlib
-import importlib.machinery
-import multiprocessing
 import os
+import pickle
+import queue
+import subprocess
 import sys
 import threading
+from collections import deque
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
-from typing import Any, ParamSpec, TypeVar
+from typing import IO, Any, TypeVar
 
 import numpy.typing as npt
 
@@ -38,8 +39,7 @@ from retrieval.engine.library import Library
 from retrieval.engine.memory import release_free_memory
 from retrieval.engine.ranking import Ranking
 
-P = ParamSpec("P")
-R = TypeVar("R")
+T = TypeVar("T")
 
 PARALLEL_FILES = 6000
 """A read of at least this many files not indexed yet goes to worker processes (below it, starting
@@ -67,49 +67,159 @@ def workers() -> int:
     return max(1, min(os.cpu_count() or 1, 4))
 
 
-def pool(count: int) -> ProcessPoolExecutor:
-    """Worker processes, started with `spawn` (never `fork`: the server runs threads), as they
-    are needed: each by a `submit`."""
-    return _Pool(max_workers=count, mp_context=multiprocessing.get_context("spawn"), initializer=_quiet)
+_BOOT = "import sys; sys.path[:] = sys.argv[1:]; from live.workers import serve; serve()"
+"""A worker's whole command line program: this process's `sys.path`, then `serve`."""
 
 
-class _Pool(ProcessPoolExecutor):
-    def submit(self, fn: Callable[P, R], /, *args: P.args, **kwargs: P.kwargs) -> Future[R]:
-        with _main_left_alone():
-            return super().submit(fn, *args, **kwargs)
+class Failed(Exception):
+    """A chunk no worker read: its worker failed, died, or could not be sent it."""
 
 
-@contextlib.contextmanager
-def _main_left_alone() -> Iterator[None]:
-    """Processes started meanwhile do not import the server's main module again. `spawn` imports
-    the parent's `__main__` in every child (by path, or by module name), so that what it defines
-    can be unpickled there; a worker needs nothing of it (it runs `read_part`, from this module),
-    and for the server that import is the MCP SDK and the server's own modules, each worker's
-    first second and a third of its memory. A main module named `__main__` is the one
-    `multiprocessing` itself leaves alone in the child (a package's `__main__.py`), so that is the
-    name it is given while the process starts."""
-    with _STARTING:  # one at a time: two interleaved would leave the borrowed name in place
-        main = sys.modules["__main__"]
-        spec = getattr(main, "__spec__", None)
-        main.__spec__ = importlib.machinery.ModuleSpec("__main__", None)
-        try:
-            yield
-        finally:
-            main.__spec__ = spec
+class Pool:
+    """Worker processes, each this interpreter running `serve`, sent one chunk at a time through a
+    pipe and answering on another. Not `multiprocessing`: its `spawn` imports the server's main
+    module in every worker (the MCP SDK and all of ours: a second and tens of MB each), and its
+    queues' semaphores start a resource tracker, a process of 12 MB that outlived the read. Plain
+    subprocesses and pipes, on every platform; a thread per worker feeds it and collects its
+    answers, so chunks come back in the order they are done."""
+
+    def __init__(self, count: int) -> None:
+        self._procs = [_start() for _ in range(count)]
+
+    def __enter__(self) -> Pool:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def read(self, parts: list[T], send: Callable[[T], bytes]) -> Iterator[tuple[T, Part | Failed]]:
+        """Each part and what a worker made of it (`send(part)`: the pickled call), as each is
+        done; `parts` is emptied as they are taken. A part whose worker failed or died comes back
+        as `Failed` (a worker that died reads nothing more; once none is left, neither do the
+        parts not taken)."""
+        todo: deque[T] = deque(parts)
+        parts.clear()
+        done: queue.SimpleQueue[tuple[T, bytes | Failed] | None] = queue.SimpleQueue()
+        feeders = [threading.Thread(target=_feed, args=(p, todo, send, done), daemon=True) for p in self._procs]
+        for feeder in feeders:
+            feeder.start()
+        running = len(feeders)
+        while running:
+            item = done.get()
+            if item is None:
+                running -= 1
+                continue
+            part, answer = item
+            del item
+            yield part, answer if isinstance(answer, Failed) else _answer(answer)
+        while todo:
+            yield todo.popleft(), Failed("no worker process is left")
+
+    def close(self) -> None:
+        """Stop every worker (a chunk being read is dropped)."""
+        for proc in self._procs:
+            for pipe in (proc.stdin, proc.stdout):
+                with contextlib.suppress(OSError):
+                    if pipe is not None:
+                        pipe.close()
+            with contextlib.suppress(OSError):
+                proc.kill()
+            proc.wait()
 
 
-_STARTING = threading.Lock()
+def _start() -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-c", _BOOT, *sys.path],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        creationflags=getattr(subprocess, "CREATE_NO_WINDOW", 0),  # no console window on Windows
+    )
 
 
-def _quiet() -> None:
-    """stdout is the MCP protocol's, and a worker inherits it: nothing a worker does may write
-    there. And a worker yields the processor to the server: a call answered while the first index
-    is built must not wait for a core."""
+def _feed(
+    proc: subprocess.Popen[bytes],
+    todo: deque[T],
+    send: Callable[[T], bytes],
+    done: queue.SimpleQueue[tuple[T, bytes | Failed] | None],
+) -> None:
+    """Give `proc` the parts left, one at a time, until none is left or it fails."""
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        while True:
+            try:
+                part = todo.popleft()
+            except IndexError:
+                return
+            try:
+                message = send(part)
+            except Exception as exc:  # what cannot be sent is read by the server
+                done.put((part, Failed(f"it could not be sent: {exc}")))
+                continue
+            try:
+                _write(proc.stdin, message)
+                answer = _read(proc.stdout)
+            except (OSError, EOFError) as exc:
+                done.put((part, Failed(f"the worker process ended ({type(exc).__name__})")))
+                return
+            done.put((part, answer))
+    finally:
+        done.put(None)
+
+
+def _answer(message: bytes) -> Part | Failed:
+    """A worker's answer, unpickled by the thread that adopts it (not the thread that read it,
+    where it would wait in a queue as objects rather than as bytes)."""
+    try:
+        answer = pickle.loads(message)
+    except pickle.UnpicklingError as exc:
+        return Failed(f"its answer could not be read: {exc}")
+    return answer if isinstance(answer, Part) else Failed(str(answer))
+
+
+def _write(pipe: IO[bytes], message: bytes) -> None:
+    pipe.write(len(message).to_bytes(8, "little"))
+    pipe.write(message)
+    pipe.flush()
+
+
+def _read(pipe: IO[bytes]) -> bytes:
+    size = int.from_bytes(_exactly(pipe, 8), "little")
+    return _exactly(pipe, size)
+
+
+def _exactly(pipe: IO[bytes], size: int) -> bytes:
+    data = pipe.read(size)
+    if len(data) != size:
+        raise EOFError("the pipe closed")
+    return data
+
+
+def serve() -> None:
+    """A worker's life: read a call from stdin, run it, answer on what was stdout, until stdin
+    closes. stdout is the MCP protocol's in the server, and a worker inherits the server's
+    stderr: anything a worker prints goes there. A worker yields the processor to the server:
+    a call answered while the first index is built must not wait for a core."""
+    answers = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     sys.stdout.flush()
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     sys.stdout = sys.stderr
     if hasattr(os, "nice"):  # not on Windows, where workers run at the server's priority
         os.nice(NICE)
+    calls = sys.stdin.buffer
+    while True:
+        try:
+            message = _read(calls)
+        except EOFError:
+            return
+        fn, args = pickle.loads(message)
+        del message
+        try:
+            answer: object = fn(*args)
+        except Exception as exc:  # told to the server, which reads the chunk itself
+            answer = f"{type(exc).__name__}: {exc}"
+        del fn, args  # nothing of this chunk is kept while the next one is read
+        _write(answers, pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL))
+        del answer
 
 
 def read_part(root: Root, refs: list[FileRef], max_bytes: int, settle_s: float, ranking: Ranking) -> Part:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 import os
+import pickle
 import subprocess
 import sys
 from pathlib import Path
@@ -14,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from corpus.roots import make_roots
-from live import reading
+from corpus.scan import walk
+from live import reading, workers
 from live.index import LiveIndex
 from retrieval.engine.ranking import DEFAULT, Ranking
 from tests.conftest import TEST_ENV, write_tree
@@ -67,7 +69,7 @@ def test_chunks_from_many_workers_merge_into_the_index_one_read_builds(
     docs = write_tree(
         tmp_path / "docs", MIXED | {f"more/{i}.md": f"# Page {i}\n\nterm{i} alpha{i % 3}\n" for i in range(12)}
     )
-    monkeypatch.setattr(reading, "CHUNK", 3)  # seven chunks, each merged as it comes back
+    monkeypatch.setattr(reading, "BESIDE_CHUNK", 3)  # seven chunks, each merged as it comes back
     beside = built(docs, parallel_files=5)
     here = built(docs, parallel_files=0)
     assert_same_index(beside, here)
@@ -109,14 +111,16 @@ def test_a_worker_never_imports_the_servers_main_module_again(tmp_path: Path) ->
         "    f.write(__name__ + '\\n')\n"
         "if __name__ == '__main__':\n"
         f"    sys.path.insert(0, {str(Path(__file__).resolve().parents[2])!r})\n"
+        "    import pickle\n"
         "    from pathlib import Path\n"
         "    from corpus.roots import make_roots\n"
         "    from corpus.scan import walk\n"
         "    from live import workers\n"
         "    from retrieval.engine.ranking import DEFAULT\n"
         "    root = make_roots([], [Path(sys.argv[1])])[0]\n"
-        "    with workers.pool(2) as pool:\n"
-        "        part = pool.submit(workers.read_part, root, walk(root).files, 100_000, 0, DEFAULT).result()\n"
+        "    call = lambda refs: pickle.dumps((workers.read_part, (root, refs, 100_000, 0, DEFAULT)))\n"
+        "    with workers.Pool(2) as pool:\n"
+        "        [(_, part)] = pool.read([walk(root).files], call)\n"
         "    print(len(part.arrays['f_rel']), part.unread)\n"
     )
     done = subprocess.run(
@@ -129,3 +133,25 @@ def test_a_worker_never_imports_the_servers_main_module_again(tmp_path: Path) ->
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["1", "[]"]
     assert marks.read_text().split() == ["__main__"]  # not `__mp_main__` as well, in the worker
+
+
+def test_a_worker_that_dies_fails_its_chunk_and_another_reads_the_rest(tmp_path: Path) -> None:
+    docs = write_tree(tmp_path / "docs", {f"p{i}.md": f"# Page {i}\n\nalpha{i}\n" for i in range(4)})
+    root = make_roots([], [docs])[0]
+    refs = walk(root).files
+    first, second = refs[:2], refs[2:]
+
+    def call(part: object) -> bytes:
+        if part == "die":  # the worker ends at once, as one the system killed would
+            return pickle.dumps((os._exit, (3,)))
+        return pickle.dumps((workers.read_part, (root, part, 100_000, 0, DEFAULT)))
+
+    with workers.Pool(2) as pool:
+        got = {str(part): read for part, read in pool.read([first, "die", second], call)}
+    assert isinstance(got["die"], workers.Failed)
+    for part in (first, second):
+        read = got[str(part)]
+        assert isinstance(read, workers.Part) and len(read.arrays["f_rel"]) == 2 and read.unread == []
+    with workers.Pool(1) as pool:  # the only worker dies: the parts it never took fail too
+        left = [(part, type(read)) for part, read in pool.read(["die", first], call)]
+    assert left == [("die", workers.Failed), (first, workers.Failed)]
