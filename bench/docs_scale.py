@@ -27,7 +27,8 @@ files it indexes), `basic-memory project add` (its index, timed with its memory)
 
 Memory is sampled every 20 ms from /proc (Linux only): the server's resident set settled (after
 the settled calls) and its peak (VmHWM), and the peak of the server and its worker processes
-together. Then `--servers N` servers (5; 2 with `--smoke`) start warm on the same cache at once,
+together, as their resident sets summed and as their PSS summed (below: the libraries they all
+map count once). Then `--servers N` servers (5; 2 with `--smoke`) start warm on the same cache at once,
 as N client sessions each starting their own would: each is timed to its whole answer, then left
 alone 5 s and called; their proportional set sizes (PSS, from /proc/PID/smaps_rollup: a page
 shared by k processes counts 1/k in each) are summed and set beside one warm server's alone.
@@ -83,13 +84,19 @@ class Memory:
     def __init__(self, pid: int) -> None:
         self.pid = pid
         self.tree_peak = 0
+        self.tree_pss_peak = 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
         while not self._stop.wait(0.02):
-            self.tree_peak = max(self.tree_peak, sum(_kb(p, "VmRSS") for p in (self.pid, *_children(self.pid))) * 1024)
+            tree = (self.pid, *_children(self.pid))
+            self.tree_peak = max(self.tree_peak, sum(_kb(p, "VmRSS") for p in tree) * 1024)
+            # Each process's own pages and its share of those it maps with the others (the
+            # interpreter's, numpy's): what the tree takes from the machine, where the sum of
+            # resident sets counts the shared pages once per process.
+            self.tree_pss_peak = max(self.tree_pss_peak, sum(_kb(p, "Pss", "smaps_rollup") for p in tree) * 1024)
 
     def now(self) -> int:
         return _kb(self.pid, "VmRSS") * 1024
@@ -205,6 +212,7 @@ def start(server: Server, calls: int) -> dict[str, Any]:
             "rss_settled": server.memory.now(),
             "rss_peak_server": max(peak_while_building, server.memory.peak()),
             "rss_peak_with_workers": server.memory.tree_peak,
+            "pss_peak_with_workers": server.memory.tree_pss_peak,
             "pss_settled": _kb(server.proc.pid, "Pss", "smaps_rollup") * 1024,
         }
     finally:
@@ -390,6 +398,10 @@ def report(results: dict[str, Any], out: Callable[[str], None] = print) -> None:
     out(
         f"| peak with worker processes | {fmt_bytes(cold['rss_peak_with_workers'])}"
         f" | {fmt_bytes(warm['rss_peak_with_workers'])} |"
+    )
+    out(
+        f"| peak with worker processes, PSS summed | {fmt_bytes(cold['pss_peak_with_workers'])}"
+        f" | {fmt_bytes(warm['pss_peak_with_workers'])} |"
     )
     if "sharing" in results:
         shared, alone = results["sharing"], warm["pss_settled"]

@@ -31,6 +31,7 @@ def test_docs_scale_smoke_runs_and_reports_every_figure(tmp_path: Path) -> None:
         assert figures["complete_s"] > 0 and figures["rss_settled"] > 0
         assert figures["settled_p95_ms"] >= figures["settled_p50_ms"] > 0
     assert results["cold"]["rss_peak_with_workers"] > 0 and results["cold"]["rss_peak_server"] > 0
+    assert 0 < results["cold"]["pss_peak_with_workers"] <= results["cold"]["rss_peak_with_workers"]
     assert results["fts5"]["build_s"] > 0
     shared = results["sharing"]
     assert shared["servers"] == 2 and len(shared["pss"]) == 2 and all(p > 0 for p in shared["pss"])
