@@ -57,6 +57,9 @@ class Phase(Enum):
 
 
 CHANGING = "changing"
+CHANGES_KEPT = 4096
+"""Paths whose last change is told apart; past this many, the older changes are forgotten (a
+cold build of tldr added 38k paths, 1.3 MB kept for good, as any stream of new names would)."""
 """What a root whose files change faster than they settle is doing, as `indexing` says it after
 its label (`Store.changing`) and in `context_status`."""
 
@@ -169,7 +172,9 @@ class Store:
         self._lock = threading.Lock()
         self._turnstile = threading.Lock()
         self._changed_in: dict[str, int] = {}
-        """The generation in which each display path last changed (added, changed or removed)."""
+        """The generation in which each display path last changed (added, changed or removed),
+        for the changes since generation `_forgotten`."""
+        self._forgotten = 0
 
     @property
     def agents_roots(self) -> list[Root]:
@@ -230,8 +235,9 @@ class Store:
         return [f"{r.label}:{CHANGING}" for r in roots if not self.building(r) and self.state[r.label].changing]
 
     def changed_after(self, paths: Iterable[str], generation: int) -> bool:
-        """Whether any of these display paths changed in a generation after `generation`."""
-        return any(self._changed_in.get(p, 0) > generation for p in paths)
+        """Whether any of these display paths changed in a generation after `generation`; always
+        true for a generation before the changes still told apart (the caller looks again)."""
+        return generation < self._forgotten or any(self._changed_in.get(p, 0) > generation for p in paths)
 
     def root_of(self, path: str) -> Root | None:
         label = split_display(path)[0]
@@ -291,6 +297,9 @@ class Store:
             self.generation += 1
             self.last_change = change
             self._changed_in.update(dict.fromkeys(change.added | change.changed | change.removed, self.generation))
+            if len(self._changed_in) > CHANGES_KEPT:
+                self._changed_in.clear()
+                self._forgotten = self.generation
             state.dirty = True
             if not self.building(root) and self.on_change is not None:
                 self.on_change(root)

@@ -14,6 +14,7 @@ from corpus.files import CorpusFile
 from corpus.read import Refusal, SkipKind
 from corpus.roots import Root, make_roots
 from corpus.scan import SECRET, SkippedFile
+from live import store as store_module
 from live.changes import Batch
 from live.store import Phase, Progress, Store
 from retrieval.engine.ranking import DEFAULT
@@ -336,3 +337,20 @@ def test_a_search_that_comes_after_a_queued_update_answers_from_the_new_generati
         t.join(30)
         assert not t.is_alive()
     assert later == [1]
+
+
+def test_past_the_changes_kept_older_generations_count_as_changed(
+    make_tree: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a long life of new names would grow without end is bounded: past `CHANGES_KEPT`
+    paths, a look from an older generation is told to look again, never told nothing changed."""
+    monkeypatch.setattr(store_module, "CHANGES_KEPT", 2)
+    folder = make_tree(TREE)
+    store = make_store(folder)
+    (root,) = store.roots
+    store.apply(root, batch_of(store, root))  # generation 1: three paths, past the two kept
+    assert store.changed_after([".AGENTS/never-there.md"], 0)  # forgotten: look again
+    assert not store.changed_after([".AGENTS/overview.md"], 1)  # since then: told exactly
+    store.apply(root, Batch(removed={"notes/deploy.md"}))  # generation 2
+    assert store.changed_after([".AGENTS/notes/deploy.md"], 1)
+    assert not store.changed_after([".AGENTS/overview.md"], 1)
