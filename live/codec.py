@@ -294,7 +294,13 @@ def _in_file(u: Unit, f: CorpusFile | None) -> bool:
     return not f.held and (source is f or source.digest == f.digest)
 
 
-def restore(root: Root, key: str, a: Mapping[str, npt.NDArray[Any]]) -> Saved:
+Trails = dict[tuple[str, ...], tuple[str, ...]]
+"""One tuple per distinct heading trail, shared by the units that have it."""
+
+
+def restore(root: Root, key: str, a: Mapping[str, npt.NDArray[Any]], trails: Trails | None = None) -> Saved:
+    """The entry `a` laid out; `trails` keeps one tuple per heading trail across the entries
+    restored with it (a cold build's chunks: tldr's 28k trail tuples, 7.3k shared)."""
     header = json.loads(a["header"].tobytes())
     if header.get("format") != FORMAT or header.get("key") != key or header.get("root") != str(root.path):
         raise ValueError("written for another format or root")
@@ -335,7 +341,7 @@ def restore(root: Root, key: str, a: Mapping[str, npt.NDArray[Any]]) -> Saved:
         if texts is not None
         else np.array(files.sizes(), dtype=np.int64)
     )
-    trails: dict[tuple[str, ...], tuple[str, ...]] = {}  # one tuple per trail, shared by the units
+    trails = {} if trails is None else trails  # one tuple per trail, shared by the units
     sections, windows = _packed(a, "s", s, files, sizes, trails), _packed(a, "w", s, files, sizes, trails)
     return Saved(files, sections, windows, _listings(a, s))
 
@@ -361,7 +367,7 @@ def _packed(
     s: list[str],
     files: FileColumns,
     sizes: npt.NDArray[np.int64],
-    shared: dict[tuple[str, ...], tuple[str, ...]],
+    shared: Trails,
 ) -> Packed[Unit]:
     def get(name: str) -> npt.NDArray[Any]:
         return a[f"{prefix}_{name}"]
@@ -417,7 +423,7 @@ def _packed(
 
 
 def _trails(
-    ids: npt.NDArray[Any], lengths: npt.NDArray[Any], s: list[str], shared: dict[tuple[str, ...], tuple[str, ...]]
+    ids: npt.NDArray[Any], lengths: npt.NDArray[Any], s: list[str], shared: Trails
 ) -> tuple[npt.NDArray[np.int32], list[tuple[str, ...]]]:
     """Each unit's heading trail, as an index into the distinct trails. A file's windows mostly
     repeat the same few (tldr: 7.3k of 38.5k differ); the strings are interned, so a build's

@@ -149,6 +149,7 @@ class Reader:
         refs.clear()  # each chunk's records now go with its part, once it is read
         unread: list[FileRef] = []
         changes, done = [], 0
+        trails: codec.Trails = {}  # one tuple per trail, shared by every chunk's units
         started = time.perf_counter()
         settings = (self.store.corpus.max_bytes, self.settler.settle_s, self.store.library.ranking)
 
@@ -169,7 +170,7 @@ class Reader:
                 try:
                     if isinstance(read, workers.Failed):
                         raise read
-                    restored = codec.restore(root, workers.PART, read.arrays)
+                    restored = codec.restore(root, workers.PART, read.arrays, trails)
                 except Exception as exc:  # a worker that failed or sent something unusable: read its chunk here
                     log.warning("a worker failed on %d files of %s (%s); reading them here", len(part), root.label, exc)
                     unread.extend(part)
