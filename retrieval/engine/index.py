@@ -45,8 +45,11 @@ every two queries never pays for the cache. Above this size a query always compu
 edit changes N and the average length, and with them every contribution (tldr's 1.4M postings
 would take about 70 ms to recompute)."""
 
-_Cached = tuple[npt.NDArray[np.float64], list[int], dict[int, int]]
-"""A segment's cached contributions, row pointers, and row of each term id."""
+_Cached = tuple[npt.NDArray[np.float64], list[int] | npt.NDArray[np.int64], dict[int, int] | None]
+"""A segment's cached contributions, row pointers, and row of each term id: as a list and a dict
+for a segment of at most a few thousand terms (a query reads them in Python), else the segment's
+own arrays (a list and a dict of tldr's 107k terms were 10 MB of small objects, made again after
+each chunk of a cold build while calls came in: they left 20 MB on the peak)."""
 
 _DENSE_FRACTION = 0.125
 """Sum contributions into a dense array of every slot when a query's postings exceed this share of
@@ -155,7 +158,10 @@ class BM25Index(Postings[T]):
         for segment in self._segments:
             if cached is not None:  # slices of the cached rows (a dead slot's contributions are 0)
                 contributions_of, bounds, rows = cached[segment.id]
-                spans = [(bounds[r], bounds[r + 1], w) for t, w in entries if (r := rows.get(t)) is not None]
+                if rows is not None:
+                    spans = [(bounds[r], bounds[r + 1], w) for t, w in entries if (r := rows.get(t)) is not None]
+                else:
+                    spans = [(int(bounds[r]), int(bounds[r + 1]), w) for t, w in entries if (r := segment.row(t)) >= 0]
                 if not spans:
                     continue
                 docs = np.concatenate([segment.docs[a:b] for a, b, _ in spans])
@@ -220,22 +226,30 @@ class BM25Index(Postings[T]):
         alive = self._slots.alive.view()
         cached = {}
         for segment in self._segments:
-            idfs = np.repeat(np.array(self._idfs(self._df.data[segment.term_ids].tolist())), np.diff(segment.indptr))
+            # One float at a time, not a list of each term's df and idf: made for every term of the
+            # index whenever it changed, those lists left holes in the heap that the resident set kept.
+            dfs = map(int, self._df.data[segment.term_ids])
+            each = np.fromiter(map(self._idf_of, dfs), np.float64, len(segment.term_ids))
+            idfs = np.repeat(each, np.diff(segment.indptr))
             weights = self._contributions(idfs, self._combined_tf(segment.docs, segment.tfs, norms))
             if segment.live < len(segment.slots):
                 weights[~alive[segment.docs]] = 0.0
             rows = segment.rows
-            if not isinstance(rows, dict):
-                rows = dict(zip(segment.term_ids.tolist(), range(len(segment.term_ids)), strict=True))
-            cached[segment.id] = (weights, segment.indptr.tolist(), rows)
+            if isinstance(rows, dict):
+                cached[segment.id] = (weights, segment.indptr.tolist(), rows)
+            else:
+                cached[segment.id] = (weights, segment.indptr, None)
         self._weights = (self.generation, cached)
         return cached
 
     def _idfs(self, dfs: Sequence[int]) -> list[float]:
-        """The idf of terms with these document frequencies, as `idf` computes it (math.log: one
-        formula for the cached and the query-time paths, and the explanations)."""
-        n = self._n
-        return [math.log(1.0 + (n - df + 0.5) / (df + 0.5)) for df in dfs]
+        """The idf of terms with these document frequencies, as `idf` computes it."""
+        return [self._idf_of(df) for df in dfs]
+
+    def _idf_of(self, df: int) -> float:
+        """The idf of a term with this document frequency (math.log: one formula for the cached
+        and the query-time paths, and the explanations)."""
+        return math.log(1.0 + (self._n - df + 0.5) / (df + 0.5))
 
     def _contributions(self, idfs: FloatArray, tf: FloatArray) -> FloatArray:
         """A posting's share of the score, before the query term's weight: the one formula of

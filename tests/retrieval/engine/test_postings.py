@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from retrieval.engine import index as index_module
+from retrieval.engine import segments as segments_module
 from retrieval.engine.index import BM25Index
 from retrieval.engine.ranking import DEFAULT
 from tests.retrieval.engine.support import (
@@ -91,3 +92,21 @@ def test_a_larger_corpus_through_merges_renumbering_and_both_summing_paths(monke
     live.merge_all()
     assert live.n_segments == 1
     assert_scores_like(live, fresh(files, fields), queries, vocab)
+
+
+@pytest.mark.parametrize("rows", [16, 1 << 20])  # segments find rows densely or by bisection; or by dict
+def test_the_contributions_cache_gives_the_same_floats_however_segments_find_their_rows(
+    rows: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(segments_module, "_DICT_ROWS", rows)
+    rng = random.Random(7)
+    vocab = [f"w{i}" for i in range(400)]
+    fields = DEFAULT.fields
+    files = {f"f{i:03d}.md": [[rng.choices(vocab, k=30), rng.choices(vocab[:20], k=2)]] for i in range(60)}
+    index: BM25Index[str] = BM25Index(fields=fields)
+    index.update({name: docs_of(name, d, fields) for name, d in list(files.items())[:40]})
+    index.update({name: docs_of(name, d, fields) for name, d in list(files.items())[40:]})  # a sparse one
+    for query in (["w0"], ["w3", "w399", "w17"], ["w250", "nothing"]):
+        index.generation += 1
+        first, second = (index.ranked(query, 100)[0] for _ in range(2))  # computed, then cached
+        assert [(h.payload, h.score) for h in first] == [(h.payload, h.score) for h in second] != []
