@@ -158,7 +158,7 @@ class Reader:
 
         try:
             pool = workers.Pool(min(workers.workers(), len(parts)))
-        except OSError as exc:  # no processes to be had: read here
+        except Exception as exc:  # no processes to be had (no interpreter to start, no room): read here
             log.warning("could not start worker processes (%s); reading %s here", exc, root.label)
             return Change(), [ref for part in parts for ref in part]
         with pool:

@@ -84,7 +84,13 @@ class Pool:
     answers, so chunks come back in the order they are done."""
 
     def __init__(self, count: int) -> None:
-        self._procs = [_start() for _ in range(count)]
+        self._procs: list[subprocess.Popen[bytes]] = []
+        try:
+            for _ in range(count):
+                self._procs.append(_start())
+        except BaseException:
+            self.close()  # the ones that did start
+            raise
 
     def __enter__(self) -> Pool:
         return self

@@ -155,3 +155,17 @@ def test_a_worker_that_dies_fails_its_chunk_and_another_reads_the_rest(tmp_path:
     with workers.Pool(1) as pool:  # the only worker dies: the parts it never took fail too
         left = [(part, type(read)) for part, read in pool.read(["die", first], call)]
     assert left == [("die", workers.Failed), (first, workers.Failed)]
+
+
+def test_workers_that_cannot_start_leave_the_read_to_the_server(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    docs = write_tree(tmp_path / "docs", MIXED)
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "no-python-here"))
+    with caplog.at_level(logging.WARNING, logger="agents_context.index"):
+        live = built(docs, parallel_files=5)
+    assert any("could not start worker processes" in r.getMessage() for r in caplog.records)
+    here = built(docs, parallel_files=0)
+    assert_same_index(live, here)
+    live.close()
+    here.close()
