@@ -57,11 +57,11 @@ class Phase(Enum):
 
 
 CHANGING = "changing"
+"""What a root whose files change faster than they settle is doing, as `indexing` says it after
+its label (`Store.changing`) and in `context_status`."""
 CHANGES_KEPT = 4096
 """Paths whose last change is told apart; past this many, the older changes are forgotten (a
 cold build of tldr added 38k paths, 1.3 MB kept for good, as any stream of new names would)."""
-"""What a root whose files change faster than they settle is doing, as `indexing` says it after
-its label (`Store.changing`) and in `context_status`."""
 
 
 @dataclass(slots=True)

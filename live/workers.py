@@ -164,7 +164,7 @@ def _feed(
             try:
                 _write(proc.stdin, message)
                 answer = _read(proc.stdout)
-            except (OSError, EOFError) as exc:
+            except (OSError, EOFError, ValueError) as exc:  # ValueError: the pool closed its pipes
                 done.put((part, Failed(f"the worker process ended ({type(exc).__name__})")))
                 return
             done.put((part, answer))
@@ -202,9 +202,9 @@ def _exactly(pipe: IO[bytes], size: int) -> bytes:
 
 def serve() -> None:
     """A worker's life: read a call from stdin, run it, answer on what was stdout, until stdin
-    closes. stdout is the MCP protocol's in the server, and a worker inherits the server's
-    stderr: anything a worker prints goes there. A worker yields the processor to the server:
-    a call answered while the first index is built must not wait for a core."""
+    closes. The answers keep that pipe to themselves: anything else a worker prints goes to the
+    server's stderr, which it inherits. A worker yields the processor to the server: a call
+    answered while the first index is built must not wait for a core."""
     answers = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     sys.stdout.flush()
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
