@@ -14,6 +14,7 @@ import fnmatch
 import os
 import re
 import stat
+import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -338,7 +339,9 @@ class _Walker:
                 if refusal:
                     refused.append((rel + "/" if kind == DIR else rel, refusal))
                 elif kind:
-                    names.append(name)
+                    # Interned: the same names recur from folder to folder (tldr's 38k files have
+                    # 15k names), and a listing lives as long as its folder does not change.
+                    names.append(sys.intern(name))
                     kinds.append(kind)
         return Listing(folder, stamp, settled(stamp, looked), tuple(names), tuple(kinds), tuple(refused), ignore_files)
 
