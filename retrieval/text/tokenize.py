@@ -24,7 +24,6 @@ import re
 import unicodedata
 from collections.abc import Callable
 from contextlib import suppress
-from importlib.metadata import version
 from typing import Any
 
 import Stemmer
@@ -136,6 +135,8 @@ class Tokenizer:
     def fingerprint(self) -> str:
         """Everything that decides the terms of a text (a persisted index is only valid with the
         same fingerprint)."""
+        from importlib.metadata import version  # here: 6 MB of imports that a worker process never needs
+
         stop = hashlib.sha256(" ".join(sorted(self.stop_words)).encode()).hexdigest()[:16]
         stemmer = f"snowball-english-{version('pystemmer')}" if self.stem else "none"
         return f"stem={stemmer} stop={stop} identifiers={self.identifiers} fold={self.fold} cjk={self.cjk}"
