@@ -13,6 +13,11 @@ def is_markdown(name: str) -> bool:
     return name.casefold().endswith(MARKDOWN_SUFFIXES)
 
 
+def is_mdx(name: str) -> bool:
+    """MDX: markdown with JSX, whose elements hold markdown (read apart from CommonMark's HTML blocks)."""
+    return name.casefold().endswith(".mdx")
+
+
 def split_lines(text: str) -> list[str]:
     """Lines as the file has them: `a\\nb\\n` is two lines, `a\\nb` too, `` is none."""
     lines = text.split("\n")

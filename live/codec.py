@@ -36,7 +36,7 @@ from retrieval.chunks.units import Unit
 from retrieval.engine.packing import Packed
 from retrieval.engine.vocabulary import Terms
 
-FORMAT = 15
+FORMAT = 16
 """Bump when the layout below, or what a unit or a posting means, changes."""
 
 

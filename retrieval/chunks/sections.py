@@ -6,6 +6,11 @@ matter is left out of every section; line numbers are always those of the origin
 Text before the first heading is the `(intro)` section. A file with no heading, and any file that
 is not markdown, is one section.
 
+MDX (`.mdx`) is read as MDX reads markdown, not as CommonMark: a JSX element is not an HTML block
+(the markdown inside it is markdown: a fence inside `<Tabs>` is a fence, so a shell comment in it
+is not a heading, and a heading after it is one), and indentation never makes code, so a fence is
+a fence however deep it is indented.
+
 A heading may end in an attribute block, as MkDocs (attr_list) and Pandoc write them:
 `## Use CORSMiddleware { #use-corsmiddleware }`, `{#id}`, `{: #id .class key=val }`, `{.class}`,
 `{-}`. The block is never part of the heading's name; its `#id`, when it has one, is the
@@ -29,12 +34,13 @@ INTRO = "(intro)"
 
 
 @cache
-def markdown() -> MarkdownIt:
+def markdown(jsx: bool = False) -> MarkdownIt:
     """The CommonMark parser, made on first use: a restart whose files are unchanged never parses
-    one, so it never loads markdown-it."""
+    one, so it never loads markdown-it. With `jsx`, MDX's reading: no HTML blocks, no indented code."""
     from markdown_it import MarkdownIt
 
-    return MarkdownIt("commonmark")
+    parser = MarkdownIt("commonmark")
+    return parser.disable(["html_block", "code"]) if jsx else parser
 
 
 _ATTRIBUTE = r"""#[^\s{}]+|\.[^\s{}]+|-|[\w-]+=(?:"[^"]*"|'[^']*'|[^\s{}"']*)"""
@@ -93,10 +99,11 @@ class SectionSpan:
     """The id the heading's attribute block gives (`{#id}`), if any."""
 
 
-def sections(text: str, markdown: bool = True) -> list[SectionSpan]:
+def sections(text: str, markdown: bool = True, jsx: bool = False) -> list[SectionSpan]:
+    """The file's sections, in order; `jsx`: the text is MDX (see the module's docstring)."""
     lines = split_lines(text)
     body_start = front_matter_end(lines) if markdown else 0
-    headings = _headings(lines, body_start) if markdown else []
+    headings = _headings(lines, body_start, jsx) if markdown else []
     spans: list[SectionSpan] = []
     first_heading = headings[0][0] if headings else len(lines)
     intro = _trim(lines, body_start, first_heading)
@@ -124,16 +131,18 @@ paragraph text continues one lazily."""
 _ATX = re.compile(r"(#{1,6})(?:[ \t]|$)")
 
 
-def _headings(lines: list[str], body_start: int) -> list[tuple[int, int, str, str | None]]:
+def _headings(lines: list[str], body_start: int, jsx: bool = False) -> list[tuple[int, int, str, str | None]]:
     """(0-based start line, level, heading text, the id it gives) of every top-level heading:
     CommonMark's (markdown-it-py's block parser), or the same read from the lines directly when
     nothing in them needs the parser (`_NEEDS_PARSER`: nearly every tldr page, read in half the time)."""
     body = lines[body_start:]
     if _NEEDS_PARSER.search("\n".join(body)) is None:
         return _atx_headings(body, body_start)
-    source = "\n" * body_start + "\n".join(lines[body_start:])
+    if jsx:
+        body = _fences_blanked(body)
+    source = "\n" * body_start + "\n".join(body)
     tokens: list[Token] = []
-    md = markdown()
+    md = markdown(jsx)
     md.block.parse(source, md, {}, tokens)
     found: list[tuple[int, int, str, str | None]] = []
     for i, token in enumerate(tokens):
@@ -143,6 +152,29 @@ def _headings(lines: list[str], body_start: int) -> list[tuple[int, int, str, st
         heading, given = heading_attributes(content)
         found.append((token.map[0], int(token.tag[1]), heading or "(untitled)", given))
     return found
+
+
+_FENCE = re.compile(r"[ \t]*(`{3,}|~{3,})")
+
+
+def _fences_blanked(lines: list[str]) -> list[str]:
+    """MDX's lines with every fenced block blank, its fences found at any indentation (as MDX
+    finds them inside JSX and list items): nothing in a fence can be a heading. A fence closes at
+    a line holding only a run of its character at least as long."""
+    out: list[str] = []
+    fence = ""
+    for line in lines:
+        match = _FENCE.match(line)
+        run, rest = (match.group(1), line[match.end() :]) if match else ("", "")
+        if not fence:
+            if run and not (run[0] == "`" and "`" in rest):  # a backtick fence's info has no backtick
+                fence = run
+            out.append("" if fence else line)
+            continue
+        out.append("")
+        if run[:1] == fence[0] and len(run) >= len(fence) and not rest.strip():
+            fence = ""
+    return out
 
 
 def _atx_headings(body: list[str], body_start: int) -> list[tuple[int, int, str, str | None]]:

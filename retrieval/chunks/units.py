@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from corpus.files import CorpusFile
-from corpus.markdown import is_markdown, split_lines
+from corpus.markdown import is_markdown, is_mdx, split_lines
 from retrieval.chunks.anchors import anchors, citation
 from retrieval.chunks.sections import INTRO, sections
 from retrieval.chunks.windows import windows
@@ -79,7 +79,7 @@ def section_units(path: str, uri: str, text: str, title: str | None = None, tags
     starts = line_starts(text)
     markdown = is_markdown(path)
     root = (title,) if title and markdown else ()
-    spans = sections(text, markdown=markdown)
+    spans = sections(text, markdown=markdown, jsx=is_mdx(path))
     slugs = anchors((None if s.heading == INTRO else s.heading for s in spans), [s.anchor_id for s in spans])
     return [
         Unit(

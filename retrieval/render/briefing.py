@@ -17,7 +17,7 @@ from pathlib import PurePath
 from corpus.catalog import Corpus
 from corpus.conventions import CONVENTIONS, SHOWN
 from corpus.files import CorpusFile
-from corpus.markdown import is_markdown
+from corpus.markdown import is_markdown, is_mdx
 from corpus.roots import RootKind
 from retrieval.chunks.sections import INTRO, SectionSpan, sections
 from retrieval.engine.library import Library
@@ -33,7 +33,7 @@ _HEADING_CHARS = 80
 @lru_cache(maxsize=1024)
 def _sections(rel: str, text: str) -> tuple[SectionSpan, ...]:
     """A file's sections, parsed once per content (the manifest is built at several levels)."""
-    return tuple(sections(text, is_markdown(rel)))
+    return tuple(sections(text, is_markdown(rel), is_mdx(rel)))
 
 
 def headings(f: CorpusFile, library: Library | None = None) -> list[str]:

@@ -73,3 +73,53 @@ def test_sections_cover_every_non_blank_line_once_in_order(text: str) -> None:
     for n, line in enumerate(lines, start=1):
         if n > front and line.strip():
             assert n in covered, f"line {n} {line!r} is in no section"
+
+
+MDX_TABS = """# Install
+
+<Tabs>
+  <Fragment slot="npm">
+  ```shell
+  # create a project with npm
+  npm create astro@latest
+
+  # or from a template
+  npm create astro@latest -- --template basics
+  ```
+  </Fragment>
+  <Fragment slot="pnpm">
+    ```shell
+    # create a project with pnpm
+
+    # build it for the testing API
+    pnpm astro build --mode testing
+    ```
+  </Fragment>
+</Tabs>
+
+## Manual setup
+
+    ```js
+    # still code, however deep
+    ```
+
+    ### Inside a tab
+"""
+
+
+def test_mdx_is_read_as_mdx_reads_it_not_as_commonmark() -> None:
+    """In MDX a JSX element holds markdown, so its fences are fences: a shell comment in one is no
+    heading, and the heading after it is one; an indented heading is a heading. CommonMark ends the
+    HTML block at the blank line and reads the comment as a heading, which `.md` files keep."""
+    mdx = [s.heading for s in sections(MDX_TABS, jsx=True)]
+    assert mdx == ["Install", "Manual setup", "Inside a tab"]
+    commonmark = [s.heading for s in sections(MDX_TABS)]
+    assert "or from a template" in commonmark and "Manual setup" not in commonmark
+
+
+def test_a_section_unit_of_an_mdx_file_is_cut_as_mdx() -> None:
+    from retrieval.chunks.units import section_units
+
+    mdx = [u.heading for u in section_units("docs/install.mdx", "docs://docs/install.mdx", MDX_TABS)]
+    md = [u.heading for u in section_units("docs/install.md", "docs://docs/install.md", MDX_TABS)]
+    assert mdx == ["Install", "Manual setup", "Inside a tab"] and md != mdx
