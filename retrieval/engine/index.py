@@ -371,3 +371,71 @@ class BM25Index(Postings[T]):
             key=lambda pair: (-pair[1], order(pair[0])),
         )[:k]
         return [Scored(payload(slot), score, slot) for slot, score in ranked], candidates
+
+
+@dataclass(frozen=True, slots=True)
+class Apart:
+    """One field scored apart from BM25F (a `Field` of weight 0, such as the windows' page field):
+    BM25 over the live documents that hold it, as if they were a corpus of their own."""
+
+    slots: IntArray
+    """The documents with a positive score, ascending."""
+    scores: FloatArray
+    shares: list[tuple[str, IntArray, FloatArray]]
+    """Each query term (a repeated one again): the documents holding it, ascending, and its share
+    of their scores."""
+
+    @property
+    def best(self) -> float:
+        return float(self.scores.max()) if len(self.scores) else 0.0
+
+    def score(self, slot: int) -> float:
+        at = int(np.searchsorted(self.slots, slot))
+        return float(self.scores[at]) if at < len(self.slots) and self.slots[at] == slot else 0.0
+
+    def explain(self, slot: int) -> list[tuple[str, float]]:
+        """Each query term's share of the document's score (terms it lacks left out)."""
+        out = []
+        for term, docs, contributions in self.shares:
+            at = int(np.searchsorted(docs, slot))
+            if at < len(docs) and docs[at] == slot:
+                out.append((term, float(contributions[at])))
+        return out
+
+
+def apart(index: BM25Index[T], terms: Sequence[str], field: int) -> Apart:
+    """BM25 of `field` alone over the documents that hold it (their number is N, their average
+    length the average, a term's df the documents holding it there), with the index's k1 and the
+    field's b: the page bonus's page-against-page score."""
+    alive = index._slots.alive.view()
+    lengths = index._slots.length.view()[:, field]
+    holding = lengths[alive]
+    n = int(np.count_nonzero(holding))
+    average = float(holding.sum()) / n if n else 0.0
+    b, k1 = index.fields[field].b, index.k1
+    shares: list[tuple[str, IntArray, FloatArray]] = []
+    for term in terms:
+        term_id = index._vocab.get(term)
+        if term_id is None or not n:
+            continue
+        parts = []
+        for segment in index._segments:
+            row = segment.row(term_id)
+            if row < 0:
+                continue
+            lo, hi = int(segment.indptr[row]), int(segment.indptr[row + 1])
+            held, tfs = segment.docs[lo:hi].astype(np.int64), segment.tfs[lo:hi, field]
+            keep = (tfs > 0) & alive[held]
+            parts.append((held[keep], tfs[keep].astype(np.float64)))
+        if not parts or not (df := sum(len(d) for d, _ in parts)):
+            continue
+        docs, tf = np.concatenate([d for d, _ in parts]), np.concatenate([t for _, t in parts])
+        idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+        normed = tf / (1.0 - b + b * lengths[docs] / average)
+        shares.append((term, docs, idf * normed * (k1 + 1.0) / (normed + k1)))
+    if not shares:
+        return Apart(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64), [])
+    every = np.concatenate([d for _, d, _ in shares])
+    slots, inverse = np.unique(every, return_inverse=True)
+    scores = np.bincount(inverse, np.concatenate([c for _, _, c in shares]), len(slots)).astype(np.float64)
+    return Apart(slots, scores, shares)

@@ -1,4 +1,6 @@
-"""Both indexes over a corpus: sections of the searchable `.AGENTS` files, windows of every file.
+"""Both indexes over a corpus: sections of the searchable `.AGENTS` files, windows of every file (a
+file's first window also holding its page field: its headings and path, for `search_docs`' page
+bonus).
 
 A file is one group in each index, so changing, adding or removing a file touches only its own
 units. Updates come in two steps: `prepare` (chunk and tokenize one file, no shared state, so it
@@ -32,7 +34,7 @@ class Library:
         self.ranking = ranking
         self.tokenize = ranking.tokenize
         self.sections: BM25Index[Unit] = BM25Index(ranking.k1, fields=ranking.fields)
-        self.windows: BM25Index[Unit] = BM25Index(ranking.k1, fields=ranking.fields)
+        self.windows: BM25Index[Unit] = BM25Index(ranking.k1, fields=ranking.window_fields)
 
     def prepare(
         self, path: str, uri: str, text: str, searchable: bool, title: str | None = None, tags: tuple[str, ...] = ()
@@ -41,8 +43,12 @@ class Library:
         `title` heads every heading trail, so it ranks as the file's top heading; its `tags` rank
         with the trail."""
         heads = section_units(path, uri, text, title, tags) if searchable or is_markdown(path) else []
-        windows = window_units(path, uri, text, heads, tags)
-        return Prepared(self.docs(heads if searchable else []), self.docs(windows))
+        windows = self.docs(window_units(path, uri, text, heads, tags))
+        if self.ranking.page_weight and windows:  # the page field, on the file's first window
+            first, page = windows[0], self.ranking.page_terms(path, heads, tags)
+            windows[0] = Doc(first.payload, [*first.fields, page], first.order)
+            windows[1:] = [Doc(d.payload, [*d.fields, []], d.order) for d in windows[1:]]
+        return Prepared(self.docs(heads if searchable else []), windows)
 
     def prepare_file(self, f: CorpusFile, hold: bool = True) -> tuple[CorpusFile, Prepared]:
         """`prepare` for a corpus file read whole, and the file as the index keeps it: itself, or

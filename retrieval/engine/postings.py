@@ -100,8 +100,12 @@ class Postings(Generic[T]):
     def group_size(self, group: Hashable) -> int:
         return _span(self._groups.get(group, 0))[1]
 
+    def span(self, group: Hashable) -> tuple[int, int]:
+        """The group's first slot and number of slots ((0, 0): no such group)."""
+        return _span(self._groups.get(group, 0))
+
     def payloads(self, group: Hashable) -> list[T]:
-        first, count = _span(self._groups.get(group, 0))
+        first, count = self.span(group)
         return self._slots.live_payloads(first, count)
 
     # --- updates ----------------------------------------------------------------------------

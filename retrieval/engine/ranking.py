@@ -7,7 +7,11 @@ A unit is indexed in three fields, combined by BM25F (see `retrieval.engine.inde
   heads the trail);
 - `path`: the file's path inside its root, without the extension (`guides/integration/docker`).
 
-The best BM25F hits then gain a term proximity bonus (`retrieval.engine.proximity`), at query time.
+The best BM25F hits then gain a term proximity bonus (`retrieval.engine.proximity`), at query time,
+and `search_docs`' hits a page bonus: a file's first window also holds a fourth field, `page` (the
+file's distinct headings, front matter tags and path, `page_terms`), of weight 0 in BM25F and scored
+apart, page against page; a window gains a share of the best hit's score by how well its page
+matches the query (`page_weight`; see `retrieval.search.retriever`).
 
 `DEFAULT` is what the server ships; `PLAIN` is single-field BM25 with the plain tokenizer and no
 proximity stage, the configuration the engine is checked against rank-bm25 with.
@@ -43,6 +47,10 @@ class Ranking:
     `rerank_depth` best BM25F hits for query words found close together (0: off)."""
     rerank_depth: int = 30
     """How many of the best BM25F hits the proximity stage re-scores (from their stored terms)."""
+    page_weight: float = 0.25
+    """How much a page's headings and path weigh beside its windows' text (`search_docs`): the best
+    window of the page whose headings and path match the query best gains this fraction of the best
+    hit's score, other pages' best windows in proportion to their match (0: off)."""
     score_floor: float = 0.3
     """Drop hits scoring below this fraction of the best hit's score (0: keep every positive)."""
     feedback: bool = False
@@ -57,6 +65,12 @@ class Ranking:
         return tuple(fields)
 
     @property
+    def window_fields(self) -> tuple[Field, ...]:
+        """The fields of a window: a section's, and with a page bonus the `page` field, which only
+        a file's first window holds (`page_terms`) and BM25F never weighs (it is scored apart)."""
+        return (*self.fields, Field(PAGE, 0.0, B)) if self.page_weight else self.fields
+
+    @property
     def fingerprint(self) -> str:
         """What decides the stored terms of a unit: the tokenizer and the fields (the weights and
         constants do not: scores are computed at query time)."""
@@ -64,7 +78,8 @@ class Ranking:
         if not isinstance(tokenizer, str):
             tokenizer = f"callable@{id(self.tokenize)}"  # a custom tokenizer: never matches a stored index
         fields = ",".join(f.name for f in self.fields)
-        return f"{tokenizer} fields={fields}"
+        windows = ",".join(f.name for f in self.window_fields)
+        return f"{tokenizer} fields={fields} windows={windows}"
 
     def terms(self, unit: Unit) -> list[Sequence[str]]:
         """The unit's terms per field, in `fields` order."""
@@ -74,9 +89,19 @@ class Ranking:
         trail = [h for h in unit.trail if h != INTRO]
         return [body, self.tokenize(" ".join([*trail, *unit.tags])), self.tokenize(path_words(unit.path))]
 
+    def page_terms(self, path: str, heads: Sequence[Unit], tags: Sequence[str] = ()) -> list[str]:
+        """A file's `page` field: each distinct heading of its sections (`heads`) once, its front
+        matter tags, and its path's words."""
+        headings = dict.fromkeys(h for u in heads for h in u.trail if h != INTRO)
+        return list(self.tokenize(" ".join([*headings, *tags, path_words(path)])))
+
     def but(self, **changes: object) -> Ranking:
         """A copy with some settings changed (for ablations)."""
         return replace(self, **changes)  # type: ignore[arg-type]
+
+
+PAGE = "page"
+"""The name of the windows' page field (`Ranking.window_fields`)."""
 
 
 def path_words(display_path: str) -> str:
@@ -95,5 +120,6 @@ PLAIN = Ranking(
     path_weight=0.0,
     redundancy=None,
     proximity=0.0,
+    page_weight=0.0,
     score_floor=0.0,
 )

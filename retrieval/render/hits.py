@@ -376,13 +376,20 @@ def _miss(line: str, answer: Answer, page: Page) -> Rendered:
 
 
 def matched_terms(doc: RetrievedDocument) -> list[MatchedTerm]:
-    """Each query term's contribution to the hit's score (its BM25F share, plus its proximity
-    bonus, counted once with the term's first occurrence) and the fields it occurs in."""
-    proximity = dict(doc.proximity)
-    return [
-        MatchedTerm(term=term, contribution=round(share + proximity.pop(term, 0.0), 4), fields=where)
-        for term, share, where in doc.matched or ()
-    ]
+    """Each query term's contribution to the hit's score (its BM25F share, plus its proximity and
+    page bonuses, counted once with the term's first occurrence) and where it occurs: the hit's
+    fields, and `page` when its page's headings or path matched it (`search_docs`' page bonus),
+    which a term the hit's text lacks may have alone."""
+    proximity, page = dict(doc.proximity), dict(doc.page)
+    terms = []
+    for term, share, where in doc.matched or ():
+        bonus = page.pop(term, 0.0)
+        shown = [*where, "page"] if bonus else where
+        terms.append(
+            MatchedTerm(term=term, contribution=round(share + proximity.pop(term, 0.0) + bonus, 4), fields=shown)
+        )
+    terms += [MatchedTerm(term=term, contribution=round(bonus, 4), fields=["page"]) for term, bonus in page.items()]
+    return terms
 
 
 def _result(answer: Answer, page: Page, status: Status, texts: Sequence[str]) -> SearchResult:

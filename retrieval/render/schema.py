@@ -22,7 +22,9 @@ def utc(moment: float) -> str:
 class MatchedTerm(BaseModel):
     term: str = Field(description="The query term as indexed (case-folded).")
     contribution: float = Field(description="Its share of the hit's score.")
-    fields: list[str] = Field(description="Where it occurs in the hit: heading, path, body.")
+    fields: list[str] = Field(
+        description="Where it occurs in the hit: heading, path, body; page: its page's headings or path (search_docs)."
+    )
 
 
 class Hit(BaseModel):

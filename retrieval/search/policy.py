@@ -46,11 +46,24 @@ by another needs to be in both lists to rise."""
 
 def served(library: Library, kind: SearchKind) -> BM25Retriever:
     """The retriever the tools search `kind` with: the library's index under its ranking (score
-    floor, feedback, copies, proximity), exactly as `agents-context eval` and the benchmarks use it."""
+    floor, feedback, copies, proximity; for windows, the page bonus), exactly as `agents-context
+    eval` and the benchmarks use it."""
     r = library.ranking
-    index = library.sections if kind is SECTIONS else library.windows
     expand = expansion(r)
-    return BM25Retriever(index, library.tokenize, r.score_floor, expand, r.redundancy, r.proximity, r.rerank_depth)
+    if kind is SECTIONS:
+        return BM25Retriever(
+            library.sections, library.tokenize, r.score_floor, expand, r.redundancy, r.proximity, r.rerank_depth
+        )
+    return BM25Retriever(
+        library.windows,
+        library.tokenize,
+        r.score_floor,
+        expand,
+        r.redundancy,
+        r.proximity,
+        r.rerank_depth,
+        page_weight=r.page_weight,
+    )
 
 
 class Policy:
@@ -96,7 +109,7 @@ class Policy:
         more = [parse(v, library.tokenize) for v in variants(query_text, request.variants)[1:]]
         # One more than the page, to know whether a next page exists after copies and the floor.
         depth = max(want + 1, FUSED_DEPTH) if more else want + 1
-        asked = RetrievalRequest("", depth, deadline=deadline, allow=allow)
+        asked = RetrievalRequest("", depth, deadline=deadline, allow=allow, explain=request.explain)
         result, method, reason = _ranked(retriever, query, scope, asked)
         if more:
             result = fuse([result, *(_ranked(retriever, q, scope, asked)[0] for q in more)], want + 1)

@@ -15,8 +15,9 @@ from dataclasses import KW_ONLY, dataclass
 from typing import Protocol
 
 from retrieval.chunks.units import Unit
-from retrieval.engine.index import BM25Index, Scored
+from retrieval.engine.index import Apart, BM25Index, Scored, apart
 from retrieval.engine.proximity import occurrence_shares
+from retrieval.engine.ranking import PAGE
 from retrieval.text.query import MAX_QUERY_TERMS, clip, contains
 
 Shares = tuple[tuple[str, float], ...]
@@ -36,6 +37,9 @@ class RetrievalRequest:
     """Term sequences every returned unit must contain as written."""
     terms: tuple[str, ...] | None = None
     """The query's terms, when the caller parsed it already (else the retriever tokenizes `query`)."""
+    explain: bool = True
+    """Explain each hit term by term (`RetrievedDocument.matched` and `page`); a search not asked
+    to skips that work."""
 
     def expired(self) -> bool:
         return self.deadline is not None and time.monotonic() >= self.deadline
@@ -54,6 +58,9 @@ class RetrievedDocument:
     from_line: int | None = None
     """Show the unit from this line of it on (the lines before are shown by the hit above it):
     applied when the unit gets its text (`live.texts.held`, `starting_at`)."""
+    page: Shares = ()
+    """Each query term's share of the page bonus included in `score` (its page's headings and path
+    matched it; empty when there is none)."""
 
     @property
     def id(self) -> str:
@@ -90,6 +97,16 @@ class Retriever(Protocol):
     def search(self, request: RetrievalRequest) -> Found: ...
 
 
+@dataclass(frozen=True, slots=True)
+class _Paged:
+    """What a search's page bonus was made of: the pages' scores, the factor from a page's score to
+    its bonus, and the hits that carry one (unit id -> its page's slot)."""
+
+    pages: Apart
+    scale: float
+    carriers: dict[str, int]
+
+
 class BM25Retriever:
     """A retriever over one `BM25Index` of units; filters apply inside the engine, so a selective
     filter never starves the top k.
@@ -112,6 +129,14 @@ class BM25Retriever:
     query words that occur close together (`retrieval.engine.proximity`), read from their stored
     terms (`BM25Index.occurrences`), before copies are skipped and the floor applies; the query's
     own words count, not those an `expand` added.
+
+    With a `page_weight` and an index with a page field (`Ranking.window_fields`: a file's headings
+    and path, on its first window), each file's best unit among those `depth` then gains a page
+    bonus: `page_weight` times the best hit's score, times how well its file's page field matches
+    the query against the best match of any file, that field scored apart
+    (`retrieval.engine.index.apart`). A page
+    titled with what the query asks about rises over pages that only mention its words often;
+    measured in docs/quality.md.
     """
 
     def __init__(
@@ -123,9 +148,14 @@ class BM25Retriever:
         redundancy: float | None = 0.9,
         proximity: float = 0.0,
         depth: int = 30,
+        page_weight: float = 0.0,
     ) -> None:
         self.redundancy = redundancy
         self.proximity = proximity
+        fields = [f.name for f in index.fields]
+        self.page = fields.index(PAGE) if page_weight and PAGE in fields else None
+        """The index's page field, scored apart for the page bonus (None: no bonus)."""
+        self.page_weight = page_weight
         self.depth = depth
         self.index = index
         self.tokenize = tokenize
@@ -146,9 +176,10 @@ class BM25Retriever:
         required = [t for phrase in request.phrases for t in phrase]
         want = request.k
         while True:
-            fetch = max(want, self.depth) if self.proximity else want
+            fetch = max(want, self.depth) if self.proximity or self.page is not None else want
             ranked, candidates = self.index.ranked(terms, fetch, weights, required, request.allow)
             ranked, shares = self._rerank(query, ranked, request)
+            ranked, pages = self._page_bonus(query, ranked)
             hits, partial = self._walk(ranked, request)
             if partial or len(hits) >= request.k or len(ranked) < fetch:
                 break
@@ -156,13 +187,61 @@ class BM25Retriever:
         if hits and self.score_floor > 0:
             floor = hits[0].score * self.score_floor
             hits = [h for h in hits if h.score >= floor]
+        if not request.explain:
+            return Found(
+                [RetrievedDocument(h.payload, h.score, shares.get(h.payload.id, ())) for h in hits], candidates, partial
+            )
         # Explained here, while the hits' slots are valid: from the postings, with no text re-read.
         explained = self.index.explain_slots(query, [h.slot for h in hits])
+        page = self._page_shares(hits, pages)
         docs = [
-            RetrievedDocument(h.payload, h.score, shares.get(h.payload.id, ()), tuple(why))
+            RetrievedDocument(
+                h.payload, h.score, shares.get(h.payload.id, ()), tuple(why), page=page.get(h.payload.id, ())
+            )
             for h, why in zip(hits, explained, strict=True)
         ]
         return Found(docs, candidates, partial)
+
+    def _page_bonus(self, query: Sequence[str], ranked: list[Scored[Unit]]) -> tuple[list[Scored[Unit]], _Paged | None]:
+        """The first `depth` hits with the page bonus added and re-sorted, the rest as they were;
+        and what the bonus was made of (None: no bonus). Each page's best hit alone carries its
+        page's bonus, so a page that matches lifts one window, not all of them over other pages.
+        A bonus is never negative, so the re-scored hits stay above the rest."""
+        if self.page is None or not ranked:
+            return ranked, None
+        pages = apart(self.index, query, self.page)
+        if pages.best <= 0.0:
+            return ranked, None
+        top = ranked[: self.depth]
+        scale = self.page_weight * top[0].score / pages.best
+        carriers: dict[str, int] = {}  # unit id -> its page's slot in `pages`
+        seen: set[str] = set()
+        done = []
+        for h in top:
+            bonus = 0.0
+            if h.payload.path not in seen:
+                seen.add(h.payload.path)
+                slot = self.index.span(h.payload.path)[0]
+                carriers[h.payload.id], bonus = slot, scale * pages.score(slot)
+            done.append(Scored(h.payload, h.score + bonus, h.slot))
+        done.sort(key=lambda h: -h.score)  # stable: ties keep the order before the bonus
+        return done + ranked[len(top) :], _Paged(pages, scale, carriers)
+
+    def _page_shares(self, hits: Sequence[Scored[Unit]], paged: _Paged | None) -> dict[str, Shares]:
+        """The page bonus of each shown hit that carries one, by query term (a repeated term's
+        shares summed), by unit id."""
+        if paged is None:
+            return {}
+        out: dict[str, Shares] = {}
+        for h in hits:
+            slot = paged.carriers.get(h.payload.id)
+            if slot is None:
+                continue
+            summed: dict[str, float] = {}
+            for term, share in paged.pages.explain(slot):
+                summed[term] = summed.get(term, 0.0) + paged.scale * share
+            out[h.payload.id] = tuple(summed.items())
+        return out
 
     def _rerank(
         self, query: Sequence[str], ranked: list[Scored[Unit]], request: RetrievalRequest

@@ -245,6 +245,9 @@ async def test_each_hit_explains_its_score_term_by_term_when_asked(server: Agent
     (window_hit,) = docs["hits"]
     assert {m["term"] for m in window_hit["matched_terms"]} == {"deploy", "rollback"}
     assert "path" in {f for m in window_hit["matched_terms"] for f in m["fields"]}  # deploy.md
+    # search_docs adds the page bonus (its page's headings and path), and says so term by term.
+    assert "page" in {f for m in window_hit["matched_terms"] for f in m["fields"]}
+    assert sum(m["contribution"] for m in window_hit["matched_terms"]) == pytest.approx(window_hit["score"], abs=1e-3)
 
 
 async def test_max_tokens_is_clamped_and_drops_whole_hits_first(agents: Path) -> None:
