@@ -43,12 +43,10 @@ class Library:
         `title` heads every heading trail, so it ranks as the file's top heading; its `tags` rank
         with the trail."""
         heads = section_units(path, uri, text, title, tags) if searchable or is_markdown(path) else []
-        windows = self.docs(window_units(path, uri, text, heads, tags))
-        if self.ranking.page_weight and windows:  # the page field, on the file's first window
-            first, page = windows[0], self.ranking.page_terms(path, heads, tags)
-            windows[0] = Doc(first.payload, [*first.fields, page], first.order)
-            windows[1:] = [Doc(d.payload, [*d.fields, []], d.order) for d in windows[1:]]
-        return Prepared(self.docs(heads if searchable else []), windows)
+        page = self.ranking.page_terms(path, heads, tags) if self.ranking.page_weight else None
+        return Prepared(
+            self.docs(heads if searchable else []), self.docs(window_units(path, uri, text, heads, tags), page)
+        )
 
     def prepare_file(self, f: CorpusFile, hold: bool = True) -> tuple[CorpusFile, Prepared]:
         """`prepare` for a corpus file read whole, and the file as the index keeps it: itself, or
@@ -73,9 +71,15 @@ class Library:
         self.sections.merge_all()
         self.windows.merge_all()
 
-    def docs(self, units: Sequence[Unit]) -> list[Doc[Unit]]:
-        """Units as documents of this library's indexes (its tokenizer, its fields)."""
-        return [Doc(u, self.ranking.terms(u), (u.path, u.start_line)) for u in units]
+    def docs(self, units: Sequence[Unit], page: Sequence[str] | None = None) -> list[Doc[Unit]]:
+        """Units as documents of this library's indexes (its tokenizer, its fields); with `page`,
+        windows of one file, the first holding it as its page field, the others none."""
+        if page is None:
+            return [Doc(u, self.ranking.terms(u), (u.path, u.start_line)) for u in units]
+        return [
+            Doc(u, [*self.ranking.terms(u), page if i == 0 else ()], (u.path, u.start_line))
+            for i, u in enumerate(units)
+        ]
 
 
 def index_corpus(corpus: Corpus, library: Library | None = None) -> Library:

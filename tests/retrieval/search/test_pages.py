@@ -147,3 +147,11 @@ def test_a_field_scored_apart_is_bm25_over_the_documents_holding_it_after_change
     assert [t for t, _ in found.explain(slot)] == ["rate", "limit", "rate"]
     assert found.score(index.span("c.md")[0]) == 0.0
     assert index.search(["reference"], 5) == []  # BM25F never weighs the field apart
+    # Counted again after a change: the corpus of pages is another one.
+    index.replace("e.md", group("e.md", ["rate", "limit", "limit", "new", "words", "here"]))
+    pages["e.md#0"] = ["rate", "limit", "limit", "new", "words", "here"]
+    again = apart(index, query, 1)
+    by_slot = {index.span(name.split("#")[0])[0]: name for name in pages}
+    assert {by_slot[s]: x for s, x in zip(again.slots.tolist(), again.scores.tolist(), strict=True)} == (
+        pytest.approx(reference_bm25(pages, query, 1.5, 0.75), rel=1e-12)
+    )
