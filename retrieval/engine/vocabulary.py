@@ -28,14 +28,40 @@ _MIX = 0x9E3779B97F4A7C15
 _BITS = (1 << 64) - 1
 
 
+_FNV_OFFSET = 0xCBF29CE484222325
+_FNV_PRIME = 0x100000001B3
+
+
 def _hash(term: str) -> int:
-    """How terms are hashed for lookups (a test makes them collide): Python's string hash, with
-    the length mixed in. That hash reads a string's code units as stored, so "dk" (two bytes)
-    and "此" (U+6B64, stored as the bytes 64 6B) hash alike, as does every pair of ASCII
-    characters with some CJK character: tldr's pages in Chinese and Japanese made every chunk
-    of a cold build look its terms up one by one."""
-    mixed = (hash(term) ^ (len(term) * _MIX)) & _BITS
-    return mixed - (1 << 64) if mixed >> 63 else mixed  # a signed 64-bit integer, as numpy keeps it
+    """How terms are hashed for lookups (a test makes them collide): 64-bit FNV-1a over the term's
+    UTF-8 bytes, as a signed integer (as numpy keeps it); `_hashes` gives the same for a blob of
+    terms without a string each. Not Python's string hash: that needs a string made for every
+    restored term (tldr's 107k, dropped at once, left 4 MB of holes in the heap), and it reads
+    code units as stored, so "dk" (two bytes) and "此" (U+6B64, the bytes 64 6B) hash alike."""
+    h = _FNV_OFFSET
+    for byte in term.encode("utf-8", "surrogatepass"):
+        h = ((h ^ byte) * _FNV_PRIME) & _BITS
+    return h - (1 << 64) if h >> 63 else h
+
+
+def _hashes(blob: bytes) -> npt.NDArray[np.int64]:
+    """`_hash` of every term of a blob (each followed by a NUL), in numpy: one byte position at a
+    time over all the terms at once, the longest first (those still going are a prefix)."""
+    data = np.frombuffer(blob, dtype=np.uint8)
+    ends = np.flatnonzero(data == 0)
+    starts = np.concatenate(([0], ends[:-1] + 1))
+    order = np.argsort(starts - ends, kind="stable")  # longest first
+    starts, lengths = starts[order], (ends - starts)[order]
+    going = np.searchsorted(-lengths, -np.arange(int(lengths[0]) if len(lengths) else 0), side="left")
+    h = np.full(len(order), _FNV_OFFSET, dtype=np.uint64)
+    prime = np.uint64(_FNV_PRIME)
+    for position, n in enumerate(going.tolist()):
+        part = h[:n]
+        part ^= data[starts[:n] + position]
+        part *= prime
+    hashes = np.empty(len(order), dtype=np.uint64)
+    hashes[order] = h
+    return hashes.view(np.int64)
 
 
 _SEEN = 4096
@@ -92,7 +118,7 @@ class _Frozen:
 
     def __init__(self, words: Sequence[str]) -> None:
         terms = words if isinstance(words, Terms) else Terms.of(words)
-        hashes = np.fromiter(map(_hash, terms.decoded()), dtype=np.int64, count=len(terms))
+        hashes = _hashes(terms.blob)
         self._set(terms.blob, len(terms), hashes, np.arange(len(terms), dtype=np.int32))
 
     def _set(self, blob: bytes, n: int, hashes: npt.NDArray[np.int64], ids: npt.NDArray[np.int32]) -> None:
@@ -111,7 +137,7 @@ class _Frozen:
             return self
         more = _Frozen.__new__(_Frozen)
         n = self.n + len(words)
-        hashes = np.fromiter(map(_hash, words), dtype=np.int64, count=len(words))
+        hashes = _hashes(Terms.of(words).blob)
         more._set(
             self._blob + Terms.of(words).blob,
             n,
@@ -138,7 +164,7 @@ class _Frozen:
         found = np.full(len(words), -1, dtype=np.int32)
         if not self.n or not words:
             return found
-        hashes = np.fromiter(map(_hash, words), dtype=np.int64, count=len(words))
+        hashes = _hashes(Terms.of(words).blob)
         sorted_ = np.frombuffer(self._hashes, dtype=np.int64)
         at = np.minimum(np.searchsorted(sorted_, hashes), self.n - 1)
         hit = np.flatnonzero(sorted_[at] == hashes)
@@ -200,9 +226,9 @@ class Vocabulary:
         dict lacks is a new one."""
         if self._frozen.n:
             ids = self._ids
-            for term in set(terms).difference(ids):
-                found = self._frozen.find(term)
-                if found is not None:
+            unknown = list(set(terms).difference(ids))
+            for term, found in zip(unknown, self._frozen.find_all(unknown).tolist(), strict=True):
+                if found >= 0:
                     ids[term] = found
                     self._cached += 1
         return self._ids.__getitem__
@@ -266,9 +292,9 @@ class Vocabulary:
         in bulk (a cold build merges each chunk it reads); unless they are a few beside many: then
         they join its dictionary (a small root restored after a large one need not copy the large
         one's frozen arrays)."""
-        listed = words.decoded() if isinstance(words, Terms) else list(words)
         if not len(self):
-            return Vocabulary(words), np.arange(len(listed), dtype=np.int32)
+            return Vocabulary(words), np.arange(len(words), dtype=np.int32)
+        listed = words.decoded() if isinstance(words, Terms) else list(words)
         if len(listed) < min(len(self) // 8, _FEW):
             more = self._copy()
             return more, np.fromiter(map(more.adding(listed), listed), dtype=np.int32, count=len(listed))

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from retrieval.engine import vocabulary
-from retrieval.engine.vocabulary import Vocabulary
+from retrieval.engine.vocabulary import Terms, Vocabulary
 
 TERMS = st.text(st.characters(exclude_characters="\0"), min_size=1, max_size=12)  # lone surrogates too
 
@@ -78,6 +78,7 @@ def test_terms_whose_hashes_collide_keep_their_own_ids(
 ) -> None:
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(vocabulary, "_hash", lambda term: len(term) % 3)  # most terms share a hash
+        patch.setattr(vocabulary, "_hashes", lambda blob: np.array([len(t) % 3 for t in Terms(blob)], dtype=np.int64))
         vocab = Vocabulary(frozen)
         for w in added:
             vocab.adding([w])(w)
@@ -100,6 +101,13 @@ def test_chosen_terms_come_as_one_blob_frozen_and_added_alike(
     everything = list(vocab)
     ids = sorted(data.draw(st.sets(st.integers(0, max(len(everything) - 1, 0)))) if everything else [])
     assert list(vocab.terms(np.array(ids, dtype=np.int64))) == [everything[i] for i in ids]
+
+
+@settings(deadline=None, max_examples=200)
+@given(st.lists(st.text(st.characters(exclude_characters="\0"), min_size=1, max_size=300)))
+def test_a_blob_of_terms_hashes_as_each_term_alone(words: list[str]) -> None:
+    """Restored terms are hashed from their bytes, a term asked for from its string: one hash."""
+    assert vocabulary._hashes(Terms.of(words).blob).tolist() == [vocabulary._hash(w) for w in words]
 
 
 def test_ascii_pairs_and_the_cjk_characters_stored_as_their_bytes_do_not_share_a_hash() -> None:
