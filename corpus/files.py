@@ -20,7 +20,7 @@ from corpus.identity import file_uri, split_display
 from corpus.read import Stamp
 from corpus.roots import Root, RootKind
 
-_DIGEST = 16
+DIGEST_BYTES = 16
 """Bytes of a digest (`corpus.read`: blake2b of 16 bytes, shown as 32 hex digits)."""
 _ROW = 32
 """A row in `FileTable._where`: its base's number above these bits, its row below."""
@@ -105,7 +105,7 @@ class FileColumns(Sequence[CorpusFile]):
         n = len(paths)
         if (
             len(stat) != 3 * n
-            or len(digests) != _DIGEST * n
+            or len(digests) != DIGEST_BYTES * n
             or len(pinned) != n
             or (texts is not None and len(texts) != n)
         ):
@@ -154,7 +154,7 @@ class FileColumns(Sequence[CorpusFile]):
             size,
             mtime,
             ctime,
-            self._digests[_DIGEST * i : _DIGEST * (i + 1)].hex(),
+            self._digests[DIGEST_BYTES * i : DIGEST_BYTES * (i + 1)].hex(),
             self._meta.get(i, EMPTY),
             texts is not None,
         )

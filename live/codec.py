@@ -3,8 +3,9 @@ listings of its last walk, as named integer arrays (`live.arrayfile`), and back.
 entry can run code; anything unexpected while restoring (damaged, truncated, another version,
 arrays that disagree) raises, and the entry is discarded.
 
-Strings are interned into a table stored as NUL-separated UTF-8 blobs; a unit's text is an offset
-into its file's text. A file the index does not hold the text of (a docs file, see
+Strings are interned into a table stored as NUL-separated UTF-8 blobs (the files' paths are a blob
+of their own, their digests bytes); a unit's text is an offset into its file's text. Restoring
+makes no Python object it drops in bulk (see `Table`). A file the index does not hold the text of (a docs file, see
 `CorpusFile.held`) is stored without it, and restored so: its units read their lines from it.
 """
 
@@ -15,28 +16,28 @@ import json
 import sys
 import time
 from array import array
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import chain
+from itertools import chain, islice
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from corpus.files import CorpusFile, FileColumns
+from corpus.files import DIGEST_BYTES, CorpusFile, FileColumns
 from corpus.frontmatter import FrontMatter
 from corpus.identity import display_path
 from corpus.listing import DIR, FILE, LINK, FolderStamp, Kept, Listing
 from corpus.read import Refusal, SkipKind
 from corpus.roots import Root
 from live.changes import holds_text
-from live.units import Units
+from live.units import Groups, Units
 from retrieval.chunks.units import Unit
 from retrieval.engine.packing import Packed
 from retrieval.engine.vocabulary import Terms
 
-FORMAT = 16
+FORMAT = 17
 """Bump when the layout below, or what a unit or a posting means, changes."""
 
 
@@ -101,7 +102,45 @@ _PART = 4096
 """Strings per blob of the string table."""
 
 
-def _table(arrays: Mapping[str, npt.NDArray[Any]]) -> list[str]:
+def _joined(values: Iterable[str]) -> npt.NDArray[np.uint8]:
+    """Strings as one UTF-8 blob, each followed by a NUL (none holds one: see `_Strings`)."""
+    listed = list(values)
+    blob = "".join(f"{v}\0" for v in listed).encode("utf-8", "surrogatepass")
+    if blob.count(b"\0") != len(listed):
+        raise ValueError("a string to cache holds a NUL character")
+    return np.frombuffer(blob, dtype=np.uint8)
+
+
+def _digests(files: Sequence[CorpusFile]) -> npt.NDArray[np.uint8]:
+    """The files' digests as bytes, 16 a file (`corpus.read` shows them as hex)."""
+    try:
+        digests = bytes.fromhex("".join(f.digest for f in files))
+    except ValueError:
+        digests = b""
+    if len(digests) != DIGEST_BYTES * len(files):
+        raise ValueError("a file's digest is not 16 bytes in hex")
+    return np.frombuffer(digests, dtype=np.uint8)
+
+
+def _display_paths(root: Root, rels: npt.NDArray[np.uint8]) -> list[str]:
+    """The display path of each relative path of a `_joined` blob, each string made once: no
+    relative path made and dropped (tldr's 38k left holes in the heap, kept by the server)."""
+    if not len(rels):
+        return []
+    if rels[-1] != 0:
+        raise ValueError("the files' paths are damaged")
+    joined = codecs.utf_8_decode(rels.data, "surrogatepass", True)[0]
+    prefix = display_path(root, "")
+    return (prefix + joined[:-1].replace("\0", "\0" + prefix)).split("\0")
+
+
+Table = npt.NDArray[np.object_]
+"""An entry's string table as an array of the strings: indexed by an array of ids, it gives them
+(`table[ids].tolist()`) without an integer object made per id. Those made in bulk and dropped
+while the index's own objects were being made left holes in the heap that the server kept."""
+
+
+def _table(arrays: Mapping[str, npt.NDArray[Any]]) -> Table:
     """The string table of an entry's `str_` arrays."""
     count, parts = int(arrays["str_count"][0]), int(arrays["str_parts"][0])
     if parts != -(-count // _PART):
@@ -112,7 +151,9 @@ def _table(arrays: Mapping[str, npt.NDArray[Any]]) -> list[str]:
         table.extend(blob.split("\0"))
     if len(table) != count:
         raise ValueError("string table does not match its blobs")
-    return table
+    strings = np.empty(count, dtype=object)
+    strings[:] = table
+    return strings
 
 
 def _meta(meta: FrontMatter) -> str | None:
@@ -141,9 +182,9 @@ def arrays(root: Root, key: str, entry: Saved) -> dict[str, npt.NDArray[Any]]:
     n = len(files)
     arrays: dict[str, npt.NDArray[Any]] = {
         "header": np.frombuffer(json.dumps(header).encode(), dtype=np.uint8),
-        "f_rel": strings.each(f.rel for f in files),
+        "f_rels": _joined(f.rel for f in files),
         "f_stat": _ints(chain.from_iterable(f.stamp for f in files), 3 * n).reshape(-1, 3),
-        "f_digest": strings.each(f.digest for f in files),
+        "f_digest": _digests(files),
         "f_text": _ints((strings.add(f.text if f.held else None) for f in files), n),
         "f_pinned": np.fromiter((f.pinned for f in files), dtype=np.bool_, count=n),
         "f_meta": _ints((strings.add(_meta(f.meta)) for f in files), n),
@@ -202,7 +243,7 @@ def _listing_arrays(listings: Sequence[Kept], strings: _Strings) -> dict[str, np
     }
 
 
-def _listings(a: Mapping[str, npt.NDArray[Any]], s: list[str]) -> list[Kept]:
+def _listings(a: Mapping[str, npt.NDArray[Any]], s: Table) -> list[Kept]:
     """The listings `_listing_arrays` stored; `ValueError` if they do not add up."""
     counts, entry_kinds, refused = a["l_counts"], a["l_entry_kind"], a["l_refused"]
     named = [a["l_prefix"], a["l_path"], a["l_entry"], a["l_ignore"], refused[:, 0], refused[:, 2]]
@@ -216,7 +257,7 @@ def _listings(a: Mapping[str, npt.NDArray[Any]], s: list[str]) -> list[Kept]:
         raise ValueError("a listed entry has no kind")
     if len(refused) and (refused[:, 1].min() < 0 or refused[:, 1].max() >= len(_SKIPS)):
         raise ValueError("a refusal has no kind")
-    names = [s[n] for n in a["l_entry"].tolist()]
+    names = s[a["l_entry"]].tolist()
     kinds = [_KINDS[k] for k in entry_kinds.tolist()]
     refusals = [(s[rel], Refusal(_SKIPS[k], s[why])) for rel, k, why in refused.tolist()]
     ignores = [
@@ -305,32 +346,24 @@ def restore(root: Root, key: str, a: Mapping[str, npt.NDArray[Any]], trails: Tra
     if header.get("format") != FORMAT or header.get("key") != key or header.get("root") != str(root.path):
         raise ValueError("written for another format or root")
     s = _table(a)
-    for name in (
-        "f_rel",
-        "f_digest",
-        "s_trail",
-        "w_trail",
-    ):
+    for name in ("s_trail", "w_trail"):
         if len(a[name]) and a[name].min() < 0:
             raise ValueError(f"{name} names no string")
     if len(a["f_text"]) and a["f_text"].min() < (0 if holds_text(root) else -1):
         raise ValueError("f_text names no string")
-    n, text = len(a["f_rel"]), a["f_text"]
-    if any(len(a[name]) != n for name in ("f_stat", "f_digest", "f_text", "f_pinned", "f_meta")):
+    n, text = len(a["f_stat"]), a["f_text"]
+    paths = _display_paths(root, a["f_rels"])
+    if any(len(a[name]) != n for name in ("f_text", "f_pinned", "f_meta")) or len(paths) != n:
         raise ValueError("the files' columns disagree")
     held = bool(n) and int(text.min()) >= 0
     if held != (n > 0 and int(text.max()) >= 0):
         raise ValueError("some files hold their text and some do not")
-    texts = [s[t] for t in text.tolist()] if held else None
-    try:
-        digests = bytes.fromhex("".join(s[d] for d in a["f_digest"].tolist()))
-    except ValueError:
-        raise ValueError("a digest is damaged") from None
+    texts = s[text].tolist() if held else None
     files = FileColumns(
         root,
-        [display_path(root, s[rel]) for rel in a["f_rel"].tolist()],
+        paths,
         array("q", np.ascontiguousarray(a["f_stat"], dtype=np.int64).tobytes()),
-        digests,
+        a["f_digest"].tobytes(),
         np.ascontiguousarray(a["f_pinned"], dtype=np.bool_).tobytes(),
         texts,
         {i: _front_matter(s[m]) for i, m in enumerate(a["f_meta"].tolist()) if m >= 0},
@@ -364,7 +397,7 @@ def _front_matter(raw: str) -> FrontMatter:
 def _packed(
     a: Mapping[str, npt.NDArray[Any]],
     prefix: str,
-    s: list[str],
+    s: Table,
     files: FileColumns,
     sizes: npt.NDArray[np.int64],
     shared: Trails,
@@ -375,9 +408,7 @@ def _packed(
     groups_of, counts = get("groups"), get("counts")
     if len(groups_of) and (groups_of.min() < 0 or groups_of.max() >= len(files)):
         raise ValueError("a unit names no file")
-    groups: list[tuple[Hashable, int]] = [
-        (files.paths[g], n) for g, n in zip(groups_of.tolist(), counts.tolist(), strict=True)
-    ]
+    groups = Groups(files.paths, groups_of, counts)
     owner = np.repeat(groups_of, counts)
     at, length = get("at"), get("len")
     if len(owner) != len(at) or np.any((at >= 0) & ((length < 0) | (at + length > sizes[owner]))):
@@ -402,7 +433,7 @@ def _packed(
         lines,
         (at, length, local(text)),
         (local(heading), local(anchor), chunk),
-        [s[i] for i in used.tolist()],
+        s[used].tolist(),
         _trails(get("trail"), get("trail_len"), s, shared),
     )
     packed = Packed(
@@ -423,20 +454,19 @@ def _packed(
 
 
 def _trails(
-    ids: npt.NDArray[Any], lengths: npt.NDArray[Any], s: list[str], shared: Trails
+    ids: npt.NDArray[Any], lengths: npt.NDArray[Any], s: Table, shared: Trails
 ) -> tuple[npt.NDArray[np.int32], list[tuple[str, ...]]]:
     """Each unit's heading trail, as an index into the distinct trails. A file's windows mostly
     repeat the same few (tldr: 7.3k of 38.5k differ); the strings are interned, so a build's
     chunks, each with a string table of its own, share them too (28k strings, now 7.3k)."""
     if (len(lengths) and lengths.min() < 0) or len(ids) != int(lengths.sum()):
         raise ValueError("heading trails are damaged")
-    strings = [sys.intern(s[t]) for t in ids.tolist()]
-    ends = np.cumsum(lengths).tolist()
+    strings = map(sys.intern, s[ids].tolist())
     distinct: dict[tuple[str, ...], int] = {}
     index = np.fromiter(
         (
-            distinct.setdefault(shared.setdefault(t := tuple(strings[a:b]), t), len(distinct))
-            for a, b in zip([0, *ends[:-1]], ends, strict=True)
+            distinct.setdefault(shared.setdefault(t := tuple(islice(strings, n)), t), len(distinct))
+            for n in lengths.tolist()
         ),
         dtype=np.int32,
         count=len(lengths),

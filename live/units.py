@@ -9,7 +9,7 @@ entry was packed from, whenever the index asks for a slot's payload (`retrieval.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, overload
 
 import numpy as np
@@ -124,3 +124,36 @@ class Orders(Sequence[tuple[str, int]]):
         if isinstance(i, slice):
             return [self[j] for j in range(*i.indices(len(self)))]
         return self._units.order(i + len(self) if i < 0 else i)
+
+
+class Groups(Sequence[tuple[str, int]]):
+    """A restored index's groups: each file's display path and number of units, made when asked
+    for (tldr's 38k pairs, made at once and dropped once the index had them, left holes in the
+    heap that the server kept)."""
+
+    __slots__ = ("_counts", "_paths", "_rows")
+
+    def __init__(self, paths: list[str], rows: npt.NDArray[Any], counts: npt.NDArray[Any]) -> None:
+        """Group `i` is file `rows[i]` of `paths`, with `counts[i]` units."""
+        self._paths, self._rows, self._counts = paths, rows, counts
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    @overload
+    def __getitem__(self, i: int) -> tuple[str, int]: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[tuple[str, int]]: ...
+    def __getitem__(self, i: int | slice) -> tuple[str, int] | list[tuple[str, int]]:
+        if isinstance(i, slice):
+            return list(zip(self._named(self._rows[i]), self._counts[i].tolist(), strict=True))
+        return self._paths[int(self._rows[i])], int(self._counts[i])
+
+    def __iter__(self) -> Iterator[tuple[str, int]]:
+        return zip(self._named(self._rows), self._counts.tolist(), strict=True)
+
+    def _named(self, rows: npt.NDArray[Any]) -> list[str]:
+        paths = np.empty(len(self._paths), dtype=object)
+        paths[:] = self._paths
+        named: list[str] = paths[rows].tolist()
+        return named

@@ -27,7 +27,7 @@ class Packed(Generic[T]):
     """Some groups of an index, self-contained: their documents in slot order (slots from 0) and
     their postings as CSR over their own vocabulary `words`."""
 
-    groups: list[tuple[Hashable, int]]
+    groups: Sequence[tuple[Hashable, int]]
     """(group, number of documents), in slot order."""
     payloads: Sequence[T]
     """A list, or `Rows` that make each when asked for (a restored entry's)."""

@@ -121,7 +121,7 @@ def test_a_worker_never_imports_the_servers_main_module_again(tmp_path: Path) ->
         "    call = lambda refs: pickle.dumps((workers.read_part, (root, refs, 100_000, 0, DEFAULT)))\n"
         "    with workers.Pool(2) as pool:\n"
         "        [(_, part)] = pool.read([walk(root).files], call)\n"
-        "    print(len(part.arrays['f_rel']), part.unread)\n"
+        "    print(len(part.arrays['f_stat']), part.unread)\n"
     )
     done = subprocess.run(
         [sys.executable, str(main), str(tmp_path / "docs")],
@@ -151,7 +151,7 @@ def test_a_worker_that_dies_fails_its_chunk_and_another_reads_the_rest(tmp_path:
     assert isinstance(got["die"], workers.Failed)
     for part in (first, second):
         read = got[str(part)]
-        assert isinstance(read, workers.Part) and len(read.arrays["f_rel"]) == 2 and read.unread == []
+        assert isinstance(read, workers.Part) and len(read.arrays["f_stat"]) == 2 and read.unread == []
     with workers.Pool(1) as pool:  # the only worker dies: the parts it never took fail too
         left = [(part, type(read)) for part, read in pool.read(["die", first], call)]
     assert left == [("die", workers.Failed), (first, workers.Failed)]
