@@ -37,7 +37,7 @@ from retrieval.chunks.units import Unit
 from retrieval.engine.packing import Packed
 from retrieval.engine.vocabulary import Terms
 
-FORMAT = 17
+FORMAT = 18
 """Bump when the layout below, or what a unit or a posting means, changes."""
 
 
@@ -491,5 +491,9 @@ def _check(p: Packed[Unit]) -> None:
         raise ValueError("a document names no term")
     if p.lengths.ndim != 2 or int(p.lengths[:, 0].sum()) != len(p.text):
         raise ValueError("the stored text disagrees with the lengths")
-    if len(p.text) and (p.text.min() < 0 or p.text.max() >= n_words):
-        raise ValueError("the stored text names no term")
+    body = p.lengths[:, 0].astype(np.int64)
+    has = np.flatnonzero(body > 0)  # each document's greatest place is among its own terms
+    if len(p.text) and (
+        p.text.min() < 0 or np.any(np.maximum.reduceat(p.text, (np.cumsum(body) - body)[has]) >= p.counts[has])
+    ):
+        raise ValueError("the stored text names no term of its document")

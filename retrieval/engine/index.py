@@ -103,9 +103,7 @@ class BM25Index(Postings[T]):
         over all the slots' text instead of re-tokenizing it."""
         if not slots or not term_ids:
             return [([], [], int(self._slots.length.data[s, 0])) for s in slots]
-        picked = np.asarray(slots, dtype=np.int64)
-        sizes = self._slots.length.view()[picked, 0].astype(np.int64)
-        text = self._slots.text.view()[gather(self._slots.text_at.view()[picked], sizes)]
+        text, sizes = self._slots.first_fields(np.asarray(slots, dtype=np.int64))
         match = text == term_ids[0]  # a few comparisons beat np.isin's set machinery for a query
         for term_id in term_ids[1:]:
             match |= text == term_id

@@ -15,7 +15,7 @@ from typing import Any, Generic, TypeVar, overload
 import numpy as np
 import numpy.typing as npt
 
-from retrieval.engine.segments import I32, I64, Frequencies, Segment, csr, gather, narrow
+from retrieval.engine.segments import I32, I64, Frequencies, Places, Segment, csr, gather, narrow
 from retrieval.engine.slots import Slots
 from retrieval.engine.vocabulary import Vocabulary
 
@@ -44,9 +44,9 @@ class Packed(Generic[T]):
     """...`counts[s]` of them for document s."""
     lengths: I32
     """Field lengths, one row per document."""
-    text: I32
-    """The first field's terms (indices into `words`) in text order, document after document
-    (`lengths[s, 0]` of them for document s)."""
+    text: Places
+    """The first field's terms in text order, each as its place in the document's run of `fwd`,
+    document after document (`lengths[s, 0]` of them for document s)."""
 
 
 def owned(a: npt.NDArray[Any]) -> npt.NDArray[Any]:
@@ -80,7 +80,7 @@ def pack(
         indptr, docs, tfs, used, renamed = _postings(segments, mask, len(vocab), n_fields)
         # One at a time, each selection gone once renamed: together they were a cache write's peak.
         fwd = renamed[_rows(slots.fwd.view(), slots.fwd_len.view(), kept_slots, mask)]
-        text = renamed[_rows(slots.text.view(), slots.length.view()[:, 0], kept_slots, mask)]
+        text = _rows(slots.text.view(), slots.length.view()[:, 0], kept_slots, mask)
     return Packed(
         groups=[(g, n) for _, n, g in spans],
         payloads=_Picked(slots.payload, kept_slots),
@@ -175,10 +175,10 @@ class _Picked(Sequence[T]):
         return map(self._get, self._slots.tolist())
 
 
-def restored(packed: Packed[T], ids: I32, first: int, seg_id: int) -> tuple[Segment, I32, I32]:
+def restored(packed: Packed[T], ids: I32, first: int, seg_id: int) -> tuple[Segment, I32, Places]:
     """The packed postings as segment `seg_id` of an index where `ids[r]` is the term id of
-    `packed.words[r]` and the packed documents take the slots from `first`; and their distinct
-    terms and text in those term ids."""
+    `packed.words[r]` and the packed documents take the slots from `first`; their distinct terms
+    in those term ids, and their text (places among those, which no term id changes)."""
     slots = np.arange(first, first + sum(count for _, count in packed.groups), dtype=np.int32)
     ascending = bool(np.all(ids[1:] > ids[:-1]))
     if ascending:  # the rows are in this index's term order already (an empty index)
@@ -200,8 +200,7 @@ def restored(packed: Packed[T], ids: I32, first: int, seg_id: int) -> tuple[Segm
         )
     # Into an empty index the packed term numbers are this index's own: nothing to map.
     same = len(ids) == 0 or (ascending and int(ids[0]) == 0 and int(ids[-1]) == len(ids) - 1)
-    fwd, text = (packed.fwd, packed.text) if same else (ids[packed.fwd], ids[packed.text])
-    return segment, fwd, text
+    return segment, packed.fwd if same else ids[packed.fwd], packed.text
 
 
 def _rows(

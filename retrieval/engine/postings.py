@@ -23,7 +23,7 @@ import numpy as np
 from retrieval.engine import packing, upkeep
 from retrieval.engine.memory import release_free_memory
 from retrieval.engine.packing import Packed
-from retrieval.engine.segments import I32, I64, Grow, Segment, is_new, run_starts
+from retrieval.engine.segments import I32, I64, Grow, Places, Segment, is_new, run_starts
 from retrieval.engine.slots import Slots
 from retrieval.engine.vocabulary import Vocabulary
 
@@ -154,7 +154,7 @@ class Postings(Generic[T]):
         tfs = np.concatenate([p[2] for p in parts]) if parts else np.zeros((0, self._n_fields), dtype=np.int32)
         counts = np.concatenate([p[3] for p in parts]) if parts else np.zeros(0, dtype=np.int64)
         lengths = np.concatenate([p[4] for p in parts]) if parts else np.zeros((0, self._n_fields), dtype=np.int32)
-        text = np.concatenate([p[5] for p in parts]) if parts else np.zeros(0, dtype=np.int32)
+        text = np.concatenate([p[5] for p in parts]) if parts else np.zeros(0, dtype=np.uint16)
         slots = np.arange(first, slot, dtype=np.int32)
         segment = Segment.from_postings(self._new_id(), terms, posting_slots, tfs, slots)
         payloads, orders = (doc.payload for doc in docs), [doc.order for doc in docs]
@@ -168,7 +168,7 @@ class Postings(Generic[T]):
         fwd: I32,
         counts: I64,
         lengths: I32,
-        text: I32,
+        text: Places,
     ) -> None:
         """Account for a new segment of new slots: df, the slots' arrays, N and total lengths."""
         if len(self._vocab) > self._df.n:
@@ -295,11 +295,13 @@ class Postings(Generic[T]):
         return [word(t) for t in self.text(slot).tolist()]
 
 
-def _count(docs: Sequence[Doc[T]], first: int, vocab: Vocabulary, n_fields: int) -> tuple[I32, I32, I32, I64, I32, I32]:
+def _count(
+    docs: Sequence[Doc[T]], first: int, vocab: Vocabulary, n_fields: int
+) -> tuple[I32, I32, I32, I64, I32, Places]:
     """Postings of consecutive documents from slot `first`, in slot then term order: terms,
     slots, per-field frequencies; per document its number of distinct terms and lengths; and
-    the first field's term ids in text order. Term ids come from `vocab` (a term it lacks gets
-    the next id)."""
+    the first field's terms in text order, as places among the document's distinct terms (its
+    run of the terms returned). Term ids come from `vocab` (a term it lacks gets the next id)."""
     n_docs = len(docs)
     term_id = vocab.adding(chain.from_iterable(chain.from_iterable(doc.fields for doc in docs)))
     lengths = np.zeros((n_docs, n_fields), dtype=np.int32)
@@ -329,7 +331,12 @@ def _count(docs: Sequence[Doc[T]], first: int, vocab: Vocabulary, n_fields: int)
     posting_docs = unique // n_terms
     counts = np.bincount(posting_docs, minlength=n_docs).astype(np.int64)
     terms = (unique % n_terms).astype(np.int32)
-    return terms, (posting_docs + first).astype(np.int32), tfs, counts, lengths, ids[0].astype(np.int32)
+    body_docs = np.repeat(doc_index, lengths[:, 0])
+    places = np.searchsorted(unique, body_docs * n_terms + ids[0]) - (np.cumsum(counts) - counts)[body_docs]
+    text: Places = (
+        places.astype(np.uint16) if not len(places) or int(places.max()) <= 0xFFFF else places.astype(np.int32)
+    )
+    return terms, (posting_docs + first).astype(np.int32), tfs, counts, lengths, text
 
 
 _COUNT_BITS = 32

@@ -19,6 +19,9 @@ Frequencies = npt.NDArray[np.uint8] | npt.NDArray[np.uint16] | npt.NDArray[np.in
 """Field frequencies, one row per posting: see `narrow`."""
 I64 = npt.NDArray[np.int64]
 IntArray = I64
+Places = npt.NDArray[np.uint16] | npt.NDArray[np.int32]
+"""A document's first-field terms as places in its run of the forward index (`slots.Slots.text`):
+two bytes each, four for a document of more than 65,536 distinct terms."""
 
 _DICT_ROWS = 4096
 """Segments with at most this many terms find a term's row through a dict; larger ones through a

@@ -4,10 +4,12 @@ A slot is a document's number in its index, given in the order documents are add
 slot: its payload, its tie-break key, its field lengths, whether it is alive, which segment holds
 its postings, its distinct terms (the forward index, read to decrement document frequencies when
 it is removed) and its first field's terms in text order (read by proximity, the copy check and
-phrases instead of tokenizing again). A removed document's slot stays, dead, until the store
-renumbers its slots (`Slots.compact`). The arrays grow in place (`Grow`) and are kept in step: one
-entry (or one run, for the forward index and the text) per slot in each. Payloads that come as
-`Rows` (a restored cache entry's units) are made only when a slot's payload is asked for.
+phrases instead of tokenizing again), each as its place among the slot's distinct terms: two
+bytes a token where a term id takes four (tldr's 2.5M tokens: 5 MB), and unchanged when term ids
+are. A removed document's slot stays, dead, until the store renumbers its slots
+(`Slots.compact`). The arrays grow in place (`Grow`) and are kept in step: one entry (or one run,
+for the forward index and the text) per slot in each. Payloads that come as `Rows` (a restored
+cache entry's units) are made only when a slot's payload is asked for.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import Generic, TypeVar
 
 import numpy as np
 
-from retrieval.engine.segments import I32, I64, Grow, IntArray, gather
+from retrieval.engine.segments import I32, I64, Grow, IntArray, Places, gather
 
 T = TypeVar("T")
 
@@ -86,9 +88,11 @@ class Slots(Generic[T]):
         """Forward index: the distinct terms of every slot, in slot order (to decrement df)."""
         self.fwd_ptr = Grow(np.int64)
         self.fwd_len = Grow(np.int32)
-        self.text = Grow(np.int32, capacity=4096)
-        """The first field's term ids of every slot in text order (`length[s, 0]` of them from
-        `text_at[s]`): what proximity, copy detection and phrases read instead of tokenizing."""
+        self.text = Grow(np.uint16, capacity=4096)
+        """The first field's terms of every slot in text order (`length[s, 0]` of them from
+        `text_at[s]`), each as its place in the slot's run of `fwd`: what proximity, copy
+        detection and phrases read instead of tokenizing. Wider once a slot has more distinct
+        terms than two bytes count."""
         self.text_at = Grow(np.int64)
 
     @property
@@ -104,12 +108,12 @@ class Slots(Generic[T]):
         fwd: I32,
         counts: I64,
         lengths: I32,
-        text: I32,
+        text: Places,
     ) -> None:
         """New slots after the last, alive, their postings in segment `seg_id`: one row of
         `lengths` each, `counts[s]` distinct terms of `fwd` each and `lengths[s, 0]` terms of
-        `text` each, slot after slot. `Rows` are kept as they are, each payload made when asked
-        for."""
+        `text` each (places in the slot's run of `fwd`), slot after slot. `Rows` are kept as
+        they are, each payload made when asked for."""
         n_new = len(lengths)
         if isinstance(payloads, Rows):
             self._runs.append(_Run(self.n, payloads))
@@ -123,6 +127,8 @@ class Slots(Generic[T]):
         self.fwd.extend(fwd)
         body = lengths[:, 0].astype(np.int64)
         self.text_at.extend(self.text.n + np.cumsum(body) - body)
+        if len(text) and int(text.max()) > np.iinfo(self.text.data.dtype).max:
+            self.text.data = self.text.data.astype(np.int32)
         self.text.extend(text)
         self.seg_of.extend(np.full(n_new, seg_id, dtype=np.int32))
         self.length.extend(lengths)
@@ -144,8 +150,9 @@ class Slots(Generic[T]):
 
     def compact(self, live: I64, new_term: I32) -> None:
         """Keep only the `live` slots (ascending), renumbered from 0 in the same order, their
-        terms renamed through `new_term`. Liveness and segments are left to `restart`, which
-        must follow: until then they still describe the slots as they were."""
+        terms renamed through `new_term` (their places in the text stay). Liveness and segments
+        are left to `restart`, which must follow: until then they still describe the slots as
+        they were."""
         live_list = live.tolist()
         self.payloads = [self.payloads[i] for i in live_list]
         self._runs = [kept for run in self._runs if (kept := run.kept(live)) is not None]
@@ -153,7 +160,7 @@ class Slots(Generic[T]):
         self.order_line.reset(self.order_line.view()[live])
         text = self.text.view()[self._text_of(live)]
         body = self.length.view()[live, 0].astype(np.int64)
-        self.text.reset(new_term[text])
+        self.text.reset(text)
         self.text_at.reset(np.cumsum(body) - body)
         self.length.reset(self.length.view()[live])
         lengths = self.fwd_len.view()[live].astype(np.int64)
@@ -172,8 +179,18 @@ class Slots(Generic[T]):
 
     def first_field(self, slot: int) -> I32:
         """The first field's term ids of a live slot, in text order."""
-        at = int(self.text_at.data[slot])
-        return self.text.data[at : at + int(self.length.data[slot, 0])]
+        at, ptr = int(self.text_at.data[slot]), int(self.fwd_ptr.data[slot])
+        places = self.text.data[at : at + int(self.length.data[slot, 0])]
+        terms: I32 = self.fwd.data[ptr + places.astype(np.int64)]
+        return terms
+
+    def first_fields(self, slots: IntArray) -> tuple[I32, I64]:
+        """The first field's term ids of these slots, in text order, slot after slot; and each
+        slot's number of them."""
+        sizes = self.length.view()[slots, 0].astype(np.int64)
+        places = self.text.view()[gather(self.text_at.view()[slots], sizes)]
+        terms: I32 = self.fwd.view()[np.repeat(self.fwd_ptr.view()[slots], sizes) + places]
+        return terms, sizes
 
     def order(self, slot: int) -> tuple[str, int]:
         """A slot's (display path, start line), which breaks score ties."""

@@ -20,7 +20,7 @@ def filled() -> Slots[str]:
         fwd=np.array([3, 5, 5], dtype=np.int32),  # a has terms 3 and 5, b has 5
         counts=np.array([2, 1], dtype=np.int64),
         lengths=np.array([[3, 1], [1, 0]], dtype=np.int32),
-        text=np.array([3, 5, 3, 5], dtype=np.int32),
+        text=np.array([0, 1, 0, 0], dtype=np.uint16),  # places in each slot's run of fwd: a 3 5 3, b 5
     )
     slots.append(
         2,
@@ -29,7 +29,7 @@ def filled() -> Slots[str]:
         fwd=np.array([0, 7, 7, 1], dtype=np.int32),
         counts=np.array([1, 1, 2], dtype=np.int64),
         lengths=np.array([[2, 2], [1, 0], [2, 1]], dtype=np.int32),
-        text=np.array([0, 0, 7, 7, 1], dtype=np.int32),
+        text=np.array([0, 0, 0, 0, 1], dtype=np.uint16),  # c 0 0, d 7, e 7 1
     )
     return slots
 
@@ -43,6 +43,23 @@ def test_appended_slots_read_back_as_given() -> None:
     assert slots.seg_of.view().tolist() == [1, 1, 2, 2, 2]
     assert slots.alive.view().all()
     assert slots.length.view().tolist() == [[3, 1], [1, 0], [2, 2], [1, 0], [2, 1]]
+
+
+def test_a_slot_of_more_distinct_terms_than_two_bytes_count_widens_the_text() -> None:
+    slots = filled()
+    many = 70_000
+    slots.append(
+        3,
+        ["f"],
+        [("f.md", 1)],
+        fwd=np.arange(many, dtype=np.int32),
+        counts=np.array([many], dtype=np.int64),
+        lengths=np.array([[3, 0]], dtype=np.int32),
+        text=np.array([69_999, 65_536, 2], dtype=np.int32),
+    )
+    assert slots.text.data.dtype == np.int32
+    assert slots.first_field(5).tolist() == [69_999, 65_536, 2]
+    assert [slots.first_field(s).tolist() for s in range(5)] == [[3, 5, 3], [5], [0, 0], [7], [7, 1]]
 
 
 def test_removing_slots_kills_them_and_reports_their_terms_segments_and_lengths() -> None:
