@@ -347,10 +347,12 @@ class BM25Index(Postings[T]):
         weights: Sequence[float] | None = None,
         required: Sequence[str] = (),
         keep: Callable[[T], bool] | None = None,
+        scored: tuple[IntArray, FloatArray] | None = None,
     ) -> tuple[list[Scored[T]], int]:
-        """The best `k` documents, and how many matched: among those with a positive score, only
-        those containing every `required` term and accepted by `keep`."""
-        docs, scores = self.score_all(terms, weights)
+        """The best `k` documents, and how many matched: among those with a positive score (by
+        `terms`, or as `scored` gives them), only those holding every `required` term and
+        accepted by `keep`."""
+        docs, scores = scored if scored is not None else self.score_all(terms, weights)
         if required:
             inside = np.isin(docs, self.containing_all(required), assume_unique=True)
             docs, scores = docs[inside], scores[inside]

@@ -78,7 +78,7 @@ class Ranking:
         if not isinstance(tokenizer, str):
             tokenizer = f"callable@{id(self.tokenize)}"  # a custom tokenizer: never matches a stored index
         fields = ",".join(f.name for f in self.fields)
-        windows = ",".join(f.name for f in self.window_fields)
+        windows = ",".join(f.name for f in self.window_fields) + ("+names" if self.page_weight else "")
         return f"{tokenizer} fields={fields} windows={windows}"
 
     def terms(self, unit: Unit) -> list[Sequence[str]]:
@@ -91,9 +91,24 @@ class Ranking:
 
     def page_terms(self, path: str, heads: Sequence[Unit], tags: Sequence[str] = ()) -> list[str]:
         """A file's `page` field: each distinct heading of its sections (`heads`) once, its front
-        matter tags, and its path's words."""
+        matter tags, and its path's words; and its names that are a stop word (`names`): its file
+        name or a heading that is that one word (`after.md`, `` `after()` ``), otherwise found by
+        no term. A heading of several stop words ("What it is") is prose, not a name."""
         headings = dict.fromkeys(h for u in heads for h in u.trail if h != INTRO)
-        return list(self.tokenize(" ".join([*headings, *tags, path_words(path)])))
+        stem = path_words(path).rsplit("/", 1)[-1]
+        named = [
+            name
+            for text in (*headings, stem)
+            if len(found := self.names(text)) == 1 and not self.tokenize(text)
+            for name in found
+        ]
+        return [*self.tokenize(" ".join([*headings, *tags, path_words(path)])), *named]
+
+    def names(self, text: str) -> list[str]:
+        """The stop words `text` writes as words (`Tokenizer.names`; none for a tokenizer that has
+        no such list)."""
+        names = getattr(self.tokenize, "names", None)
+        return list(names(text)) if callable(names) else []
 
     def but(self, **changes: object) -> Ranking:
         """A copy with some settings changed (for ablations)."""

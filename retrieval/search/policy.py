@@ -63,6 +63,7 @@ def served(library: Library, kind: SearchKind) -> BM25Retriever:
         r.proximity,
         r.rerank_depth,
         page_weight=r.page_weight,
+        names=r.names,
     )
 
 

@@ -136,7 +136,8 @@ class BM25Retriever:
     the query against the best match of any file, that field scored apart
     (`retrieval.engine.index.apart`). A page
     titled with what the query asks about rises over pages that only mention its words often;
-    measured in docs/quality.md.
+    measured in docs/quality.md. The page field also holds a page's names made of stop words
+    alone (`Ranking.page_terms`), which `names` finds in the query: `after()` finds `after.md`.
     """
 
     def __init__(
@@ -149,6 +150,7 @@ class BM25Retriever:
         proximity: float = 0.0,
         depth: int = 30,
         page_weight: float = 0.0,
+        names: Callable[[str], Sequence[str]] | None = None,
     ) -> None:
         self.redundancy = redundancy
         self.proximity = proximity
@@ -156,6 +158,8 @@ class BM25Retriever:
         self.page = fields.index(PAGE) if page_weight and PAGE in fields else None
         """The index's page field, scored apart for the page bonus (None: no bonus)."""
         self.page_weight = page_weight
+        self.names = names or (lambda _: ())
+        """The query's stop words, matched against the page field alone (`Ranking.names`)."""
         self.depth = depth
         self.index = index
         self.tokenize = tokenize
@@ -174,12 +178,17 @@ class BM25Retriever:
         if self.expand is not None:
             terms, weights = self.expand(self.index, query)
         required = [t for phrase in request.phrases for t in phrase]
+        names = list(self.names(request.query)) if self.page is not None else []
         want = request.k
         while True:
             fetch = max(want, self.depth) if self.proximity or self.page is not None else want
-            ranked, candidates = self.index.ranked(terms, fetch, weights, required, request.allow)
-            ranked, shares = self._rerank(query, ranked, request)
-            ranked, pages = self._page_bonus(query, ranked)
+            if query or not names:
+                ranked, candidates = self.index.ranked(terms, fetch, weights, required, request.allow)
+                ranked, shares = self._rerank(query, ranked, request)
+                ranked, pages = self._page_bonus([*query, *names], ranked)
+            else:
+                ranked, candidates, pages = self._named(names, fetch, request)
+                shares = {}
             hits, partial = self._walk(ranked, request)
             if partial or len(hits) >= request.k or len(ranked) < fetch:
                 break
@@ -209,7 +218,7 @@ class BM25Retriever:
         A bonus is never negative, so the re-scored hits stay above the rest."""
         if self.page is None or not ranked:
             return ranked, None
-        pages = apart(self.index, query, self.page)
+        pages = apart(self.index, query, self.page)  # the query's names too (see `names`)
         if pages.best <= 0.0:
             return ranked, None
         top = ranked[: self.depth]
@@ -226,6 +235,14 @@ class BM25Retriever:
             done.append(Scored(h.payload, h.score + bonus, h.slot))
         done.sort(key=lambda h: -h.score)  # stable: ties keep the order before the bonus
         return done + ranked[len(top) :], _Paged(pages, scale, carriers)
+
+    def _named(self, names: Sequence[str], k: int, request: RetrievalRequest) -> tuple[list[Scored[Unit]], int, _Paged]:
+        """A query of stop words alone (`after`): pages ranked by the names their page field holds,
+        each by its first window, scored and explained as a page bonus of weight 1."""
+        assert self.page is not None
+        pages = apart(self.index, names, self.page)
+        ranked, candidates = self.index.ranked((), k, keep=request.allow, scored=(pages.slots, pages.scores))
+        return ranked, candidates, _Paged(pages, 1.0, {h.payload.id: h.slot for h in ranked})
 
     def _page_shares(self, hits: Sequence[Scored[Unit]], paged: _Paged | None) -> dict[str, Shares]:
         """The page bonus of each shown hit that carries one, by query term (a repeated term's

@@ -156,6 +156,22 @@ class Tokenizer:
             out.extend(terms)
         return out
 
+    def names(self, text: str) -> list[str]:
+        """The stop words `text` writes as words of their own, case-folded: what `__call__` drops.
+        A name can be one (Next.js's `after()`, documented in `after.md`): a page named only by
+        stop words keeps them in its page field, and a query's are scored against that field
+        alone (`Ranking.page_terms`, the page bonus)."""
+        if self.fold:
+            text = unicodedata.normalize("NFKC", text)
+        found = []
+        for word in _PLAIN_WORD.findall(text):
+            folded = word.casefold()
+            if self.fold:
+                folded = fold_accents(folded)
+            if folded in self.stop_words:
+                found.append(folded)
+        return found
+
     def _terms(self, word: str) -> list[str]:
         """The index terms of one word: its whole form (if it had parts), then its parts."""
         if not self.identifiers:

@@ -12,6 +12,7 @@ import pytest
 from corpus.catalog import load
 from corpus.identity import split_display
 from corpus.roots import make_roots
+from retrieval.chunks.units import section_units
 from retrieval.engine.index import BM25Index, Doc, Field, apart
 from retrieval.engine.library import Library, index_corpus
 from retrieval.engine.ranking import DEFAULT, PAGE, PLAIN
@@ -155,3 +156,50 @@ def test_a_field_scored_apart_is_bm25_over_the_documents_holding_it_after_change
     assert {by_slot[s]: x for s, x in zip(again.slots.tolist(), again.scores.tolist(), strict=True)} == (
         pytest.approx(reference_bm25(pages, query, 1.5, 0.75), rel=1e-12)
     )
+
+
+def named_by_a_stop_word() -> dict[str, str]:
+    """Next.js's `after()`: its page is named by a stop word, and other pages use the query's
+    other words a little more."""
+    use = "Call it inside a server function to schedule work"
+    return {
+        "functions/after.md": f"# after\n\n{use}.\n",
+        **{f"functions/other{i}.md": f"# Helper {i}\n\n{use}, as any server function does.\n" for i in range(6)},
+    }
+
+
+def test_a_page_named_by_a_stop_word_is_found_by_that_name(make_tree: Callable[..., Path]) -> None:
+    corpus = load(make_roots([], [make_tree(named_by_a_stop_word())]))
+    library = index_corpus(corpus, Library(DEFAULT.but(score_floor=0.0)))
+    assert pages(library, "after() server function")[0] == "functions/after.md"
+    assert pages(library, "run work after the response with a server function")[0] == "functions/after.md"
+    hit = served(library, WINDOWS).search(RetrievalRequest("after() function", k=3)).docs[0]
+    assert dict(hit.page)["after"] > 0  # explained as the page match of the word the tokenizer drops elsewhere
+    # Without the page bonus, the stop word reaches no field: the page ranks by its other words alone.
+    plain = index_corpus(corpus, Library(DEFAULT.but(page_weight=0.0, score_floor=0.0)))
+    assert pages(plain, "after() server function")[0] != "functions/after.md"
+
+
+def test_only_a_name_that_is_one_stop_word_keeps_it(make_tree: Callable[..., Path]) -> None:
+    assert DEFAULT.names("Run it after() the build, once") == ["it", "after", "the", "once"]
+    assert DEFAULT.page_terms("docs/functions/after.md", [], ()) == ["function", "after"]
+    assert "after" not in DEFAULT.page_terms("docs/guides/after-the-build.md", [], ())  # "build" names it
+    tree = make_tree({"api.md": "# API\n\n## `once()`\n\nOnce.\n\n## What it is\n\nProse.\n"})
+    library = Library(DEFAULT)
+    [f] = load(make_roots([], [tree])).files.values()
+    heads = section_units(f.path, f.uri, f.content())
+    assert library.ranking.page_terms(f.path, heads) == ["api", "api", "once"]  # a heading of several is prose
+    assert PLAIN.names("after the build") == ["the"]  # each tokenizer's own stop list
+    assert DEFAULT.but(page_weight=0.0).fingerprint != DEFAULT.fingerprint
+
+
+def test_a_query_of_stop_words_alone_finds_the_page_they_name(make_tree: Callable[..., Path]) -> None:
+    library = index_corpus(load(make_roots([], [make_tree(named_by_a_stop_word())])), Library(DEFAULT))
+    found = served(library, WINDOWS).search(RetrievalRequest("`after`", k=5)).docs
+    assert [split_display(d.unit.path)[1] for d in found] == ["functions/after.md"]
+    [hit] = found
+    assert (
+        dict(hit.page) == {"after": pytest.approx(hit.score, rel=1e-9)} and not hit.matched
+    )  # the name's match, all of it
+    assert served(library, WINDOWS).search(RetrievalRequest("the", k=5)).docs == []  # no page is named "the"
+    assert served(library, SECTIONS).search(RetrievalRequest("after", k=5)).docs == []  # sections have no page field
