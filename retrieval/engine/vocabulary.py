@@ -49,7 +49,7 @@ def _hashes(blob: bytes) -> npt.NDArray[np.int64]:
     time over all the terms at once, the longest first (those still going are a prefix)."""
     data = np.frombuffer(blob, dtype=np.uint8)
     ends = np.flatnonzero(data == 0)
-    starts = np.concatenate(([0], ends[:-1] + 1))
+    starts = np.concatenate(([0], ends[:-1] + 1))[: len(ends)]  # none for an empty blob
     order = np.argsort(starts - ends, kind="stable")  # longest first
     starts, lengths = starts[order], (ends - starts)[order]
     going = np.searchsorted(-lengths, -np.arange(int(lengths[0]) if len(lengths) else 0), side="left")
