@@ -74,13 +74,11 @@ def pack(
     if whole is not None:  # the whole index, one segment, every term used (after a build)
         indptr, docs, tfs = whole.indptr, whole.docs, whole.tfs
         fwd = _rows(slots.fwd.view(), slots.fwd_len.view(), kept_slots, mask)
-        text = _rows(slots.text.view(), slots.length.view()[:, 0], kept_slots, mask)
         used = np.arange(len(vocab), dtype=np.int64)
     else:
         indptr, docs, tfs, used, renamed = _postings(segments, mask, len(vocab), n_fields)
-        # One at a time, each selection gone once renamed: together they were a cache write's peak.
         fwd = renamed[_rows(slots.fwd.view(), slots.fwd_len.view(), kept_slots, mask)]
-        text = _rows(slots.text.view(), slots.length.view()[:, 0], kept_slots, mask)
+    text = _rows(slots.text.view(), slots.length.view()[:, 0], kept_slots, mask)  # places: no renaming
     return Packed(
         groups=[(g, n) for _, n, g in spans],
         payloads=_Picked(slots.payload, kept_slots),
