@@ -136,8 +136,8 @@ class BM25Retriever:
     the query against the best match of any file, that field scored apart
     (`retrieval.engine.index.apart`). A page
     titled with what the query asks about rises over pages that only mention its words often;
-    measured in docs/quality.md. The page field also holds a page's names made of stop words
-    alone (`Ranking.page_terms`), which `names` finds in the query: `after()` finds `after.md`.
+    measured in docs/quality.md. The page field also holds a page's names that are one stop word
+    (`Ranking.page_terms`), which `names` finds in the query: `after()` finds `after.md`.
     """
 
     def __init__(

@@ -158,9 +158,9 @@ class Tokenizer:
 
     def names(self, text: str) -> list[str]:
         """The stop words `text` writes as words of their own, case-folded: what `__call__` drops.
-        A name can be one (Next.js's `after()`, documented in `after.md`): a page named only by
-        stop words keeps them in its page field, and a query's are scored against that field
-        alone (`Ranking.page_terms`, the page bonus)."""
+        A name can be one (Next.js's `after()`, documented in `after.md`): a page named by one
+        keeps it in its page field, and a query's are scored against that field alone
+        (`Ranking.page_terms`, the page bonus)."""
         if self.fold:
             text = unicodedata.normalize("NFKC", text)
         found = []
