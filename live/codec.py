@@ -3,10 +3,11 @@ listings of its last walk, as named integer arrays (`live.arrayfile`), and back.
 entry can run code; anything unexpected while restoring (damaged, truncated, another version,
 arrays that disagree) raises, and the entry is discarded.
 
-Strings are interned into a table stored as NUL-separated UTF-8 blobs (the files' paths are a blob
-of their own, their digests bytes); a unit's text is an offset into its file's text. Restoring
-makes no Python object it drops in bulk (see `Table`). A file the index does not hold the text of (a docs file, see
-`CorpusFile.held`) is stored without it, and restored so: its units read their lines from it.
+Strings are interned into a table stored as NUL-separated UTF-8 blobs. Those that are unique and
+many have blobs of their own: an index's words (`Terms`) and the files' paths; digests are bytes.
+Restoring makes no Python object it drops in bulk (see `Table`). A unit's text is an offset into
+its file's text. A file the index does not hold the text of (a docs file, see `CorpusFile.held`)
+is stored without it, and restored so: its units read their lines from it.
 """
 
 from __future__ import annotations
@@ -71,15 +72,6 @@ class _Strings:
             self.table.append(value)
         return found
 
-    def each(self, values: Iterable[str]) -> npt.NDArray[np.int64]:
-        """Strings stored as they come, one entry each, with no lookup: paths and digests
-        are unique (the lookup's table of every one of them was most of what a cache write of
-        tldr added). An index's words are not here: they are a blob of their own (`Terms`), read
-        into the vocabulary without a string each."""
-        start = len(self.table)
-        self.table.extend(values)
-        return np.arange(start, len(self.table), dtype=np.int64)
-
     def arrays(self) -> dict[str, npt.NDArray[Any]]:
         """The table as `parts` blobs of up to `_PART` strings each: encoded part by part, and
         never joined (a text join would make the whole table four bytes a character once one
@@ -118,7 +110,7 @@ def _digests(files: Sequence[CorpusFile]) -> npt.NDArray[np.uint8]:
     except ValueError:
         digests = b""
     if len(digests) != DIGEST_BYTES * len(files):
-        raise ValueError("a file's digest is not 16 bytes in hex")
+        raise ValueError(f"a file's digest is not {DIGEST_BYTES} bytes in hex")
     return np.frombuffer(digests, dtype=np.uint8)
 
 
