@@ -24,10 +24,7 @@ import numpy as np
 import numpy.typing as npt
 
 _T = TypeVar("_T")
-_MIX = 0x9E3779B97F4A7C15
 _BITS = (1 << 64) - 1
-
-
 _FNV_OFFSET = 0xCBF29CE484222325
 _FNV_PRIME = 0x100000001B3
 
