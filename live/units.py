@@ -105,7 +105,27 @@ class Units(Rows[Unit]):
         return Orders(self)
 
 
-class Orders(Sequence[tuple[str, int]]):
+class _Pairs(Sequence[tuple[str, int]]):
+    """(display path, number) pairs made when asked for: `_pair(i)` makes pair `i` (0 <= i < len)."""
+
+    __slots__ = ()
+
+    def _pair(self, i: int) -> tuple[str, int]:
+        raise NotImplementedError
+
+    @overload
+    def __getitem__(self, i: int) -> tuple[str, int]: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[tuple[str, int]]: ...
+    def __getitem__(self, i: int | slice) -> tuple[str, int] | list[tuple[str, int]]:
+        if isinstance(i, slice):
+            return [self._pair(j) for j in range(*i.indices(len(self)))]
+        if not -len(self) <= i < len(self):
+            raise IndexError(i)
+        return self._pair(i + len(self) if i < 0 else i)
+
+
+class Orders(_Pairs):
     """Each unit's tie-break key, (display path, start line), made when asked for."""
 
     __slots__ = ("_units",)
@@ -116,17 +136,11 @@ class Orders(Sequence[tuple[str, int]]):
     def __len__(self) -> int:
         return len(self._units)
 
-    @overload
-    def __getitem__(self, i: int) -> tuple[str, int]: ...
-    @overload
-    def __getitem__(self, i: slice) -> list[tuple[str, int]]: ...
-    def __getitem__(self, i: int | slice) -> tuple[str, int] | list[tuple[str, int]]:
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
-        return self._units.order(i + len(self) if i < 0 else i)
+    def _pair(self, i: int) -> tuple[str, int]:
+        return self._units.order(i)
 
 
-class Groups(Sequence[tuple[str, int]]):
+class Groups(_Pairs):
     """A restored index's groups: each file's display path and number of units, made when asked
     for (tldr's 38k pairs, made at once and dropped once the index had them, left holes in the
     heap that the server kept)."""
@@ -140,20 +154,11 @@ class Groups(Sequence[tuple[str, int]]):
     def __len__(self) -> int:
         return len(self._rows)
 
-    @overload
-    def __getitem__(self, i: int) -> tuple[str, int]: ...
-    @overload
-    def __getitem__(self, i: slice) -> list[tuple[str, int]]: ...
-    def __getitem__(self, i: int | slice) -> tuple[str, int] | list[tuple[str, int]]:
-        if isinstance(i, slice):
-            return list(zip(self._named(self._rows[i]), self._counts[i].tolist(), strict=True))
+    def _pair(self, i: int) -> tuple[str, int]:
         return self._paths[int(self._rows[i])], int(self._counts[i])
 
     def __iter__(self) -> Iterator[tuple[str, int]]:
-        return zip(self._named(self._rows), self._counts.tolist(), strict=True)
-
-    def _named(self, rows: npt.NDArray[Any]) -> list[str]:
+        """All of them in one pass: the paths taken by an object array, no integer made per row."""
         paths = np.empty(len(self._paths), dtype=object)
         paths[:] = self._paths
-        named: list[str] = paths[rows].tolist()
-        return named
+        return zip(paths[self._rows].tolist(), self._counts.tolist(), strict=True)

@@ -6,11 +6,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from corpus.files import FileColumns
 from corpus.roots import make_roots
 from live.index import LiveIndex
-from live.units import Units
+from live.units import Groups, Units
 
 
 def test_offsets_beyond_four_bytes_come_back_whole(make_tree: Callable[..., Path]) -> None:
@@ -32,3 +33,14 @@ def test_offsets_beyond_four_bytes_come_back_whole(make_tree: Callable[..., Path
     assert unit.trail == ("A",) and unit.heading is None and units[-1] == unit == units[0:1][0]
     assert list(units.orders()) == [(f.path, 1)]
     live.close()
+
+
+def test_groups_read_as_the_list_of_pairs_they_stand_for() -> None:
+    paths = ["docs/a.md", "docs/b.md", "docs/c.md"]
+    groups = Groups(paths, np.array([2, 0], dtype=np.int64), np.array([3, 1], dtype=np.int32))
+    pairs = [("docs/c.md", 3), ("docs/a.md", 1)]
+    assert list(groups) == pairs and len(groups) == 2
+    assert [groups[0], groups[-1], groups[:1], groups[::-1]] == [pairs[0], pairs[1], pairs[:1], pairs[::-1]]
+    assert ("docs/a.md", 1) in groups and ("docs/b.md", 1) not in groups
+    with pytest.raises(IndexError):
+        groups[2]
