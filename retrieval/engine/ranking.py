@@ -99,7 +99,7 @@ class Ranking:
         named = [
             name
             for text in (*headings, stem)
-            if len(found := self.names(text)) == 1 and not self.tokenize(text)
+            if " " not in text.strip() and len(found := self.names(text)) == 1 and not self.tokenize(text)
             for name in found
         ]
         return [*self.tokenize(" ".join([*headings, *tags, path_words(path)])), *named]
