@@ -236,6 +236,22 @@ def walked(root: Root) -> tuple[str, ...] | None:
     return listings_for(root.path, root.include).walked
 
 
+_BY_FOLDER = os.stat in os.supports_dir_fd and os.stat in os.supports_follow_symlinks
+"""Whether a file can be stat'd by its name in an open folder (not on Windows)."""
+
+
+def _open_folder(folder: str) -> int | None:
+    """`folder` held open for stat'ing its files by name, or None (Windows; or a folder that can
+    be searched but not read, its files then stat'd by their whole paths). A whole path is
+    joined and resolved by the system again for each file: tldr's 38k in 95-140 ms, by name 60."""
+    if not _BY_FOLDER:
+        return None
+    try:
+        return os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return None
+
+
 class _Walker:
     def __init__(self, root: Root, rules: IgnoreRules, listings: Listings | None, known: Known | None = None) -> None:
         self.root = root
@@ -287,23 +303,29 @@ class _Walker:
             return
         self.visited.add(prefix)
         self.skipped.extend(SkippedFile(self.root, rel, refusal) for rel, refusal in listing.refused)
-        for name, kind in listing.entries:
-            rel, path = prefix + name, os.path.join(folder, name)  # noqa: PTH118 - hot loop
-            if kind == DIR:
-                if path not in self.seen:
-                    self.seen.add(path)
-                    self.stack.append((path, rel + "/"))
-                continue
-            try:
-                if kind == FILE:
-                    self._file(path, rel, prefix)
-                else:
-                    self._link(name, path, rel)
-            except Skipped as exc:
-                self.skipped.append(SkippedFile(self.root, rel, exc.refusal))
-            except OSError as exc:
-                unreadable = Refusal(SkipKind.UNREADABLE, f"unreadable ({exc.strerror})")
-                self.skipped.append(SkippedFile(self.root, rel, unreadable))
+        fd = _open_folder(folder)
+        try:
+            for name, kind in listing.entries:
+                rel = prefix + name
+                if kind == DIR:
+                    path = os.path.join(folder, name)  # noqa: PTH118 - hot loop
+                    if path not in self.seen:
+                        self.seen.add(path)
+                        self.stack.append((path, rel + "/"))
+                    continue
+                try:
+                    if kind == FILE:
+                        self._file(folder, fd, name, rel, prefix)
+                    else:
+                        self._link(name, os.path.join(folder, name), rel)  # noqa: PTH118
+                except Skipped as exc:
+                    self.skipped.append(SkippedFile(self.root, rel, exc.refusal))
+                except OSError as exc:
+                    unreadable = Refusal(SkipKind.UNREADABLE, f"unreadable ({exc.strerror})")
+                    self.skipped.append(SkippedFile(self.root, rel, unreadable))
+        finally:
+            if fd is not None:
+                os.close(fd)
 
     def _list(self, folder: str, prefix: str, stamp: FolderStamp) -> Listing:
         """Sort a folder's entries: what to act on every walk, and what is refused for good (by
@@ -369,9 +391,14 @@ class _Walker:
             return FILE, Refusal(SkipKind.EDITOR_TEMP, EDITOR_TEMP)
         return FILE, None
 
-    def _file(self, path: str, rel: str, prefix: str) -> None:
+    def _file(self, folder: str, fd: int | None, name: str, rel: str, prefix: str) -> None:
+        """Stat one file of a listed folder (by name in the folder `fd` holds open, where the
+        platform can); a file with the stamp `known` has is only named in `same`."""
         try:
-            st = os.stat(path, follow_symlinks=False)  # noqa: PTH116 - hot loop
+            if fd is None:
+                st = os.stat(os.path.join(folder, name), follow_symlinks=False)  # noqa: PTH116, PTH118
+            else:
+                st = os.stat(name, dir_fd=fd, follow_symlinks=False)
         except FileNotFoundError:  # gone since the folder was listed: list it again next time
             if self.listings:
                 self.listings.distrust(prefix)
@@ -383,6 +410,7 @@ class _Walker:
             self.same.add(rel)
             return
         identity = (st.st_dev, st.st_ino) if st.st_ino else None
+        path = os.path.join(folder, name)  # noqa: PTH118 - only for a file to read
         self.files.append(FileRef(self.root, rel, path, st.st_size, st.st_mtime_ns, st.st_ctime_ns, identity))
 
     def _link(self, name: str, path: str, rel: str) -> None:

@@ -101,6 +101,10 @@ class Units(Rows[Unit]):
         """Unit `i`'s tie-break key, (display path, start line), without making the unit."""
         return self._files.paths[self._owner[i]], self._lines[2 * i]
 
+    def each_order(self) -> Iterator[tuple[str, int]]:
+        """Every unit's `order`, in one pass over the columns."""
+        return zip(map(self._files.paths.__getitem__, self._owner), self._lines[::2], strict=True)
+
     def orders(self) -> Orders:
         return Orders(self)
 
@@ -112,6 +116,11 @@ class _Pairs(Sequence[tuple[str, int]]):
 
     def _pair(self, i: int) -> tuple[str, int]:
         raise NotImplementedError
+
+    def __iter__(self) -> Iterator[tuple[str, int]]:
+        # Not `Sequence`'s, which asks for each pair by index until `IndexError`, and checks the
+        # length each time: a restore iterates tldr's 38k orders twice, 33 ms a pass that way.
+        return map(self._pair, range(len(self)))
 
     @overload
     def __getitem__(self, i: int) -> tuple[str, int]: ...
@@ -138,6 +147,9 @@ class Orders(_Pairs):
 
     def _pair(self, i: int) -> tuple[str, int]:
         return self._units.order(i)
+
+    def __iter__(self) -> Iterator[tuple[str, int]]:
+        return self._units.each_order()
 
 
 class Groups(_Pairs):

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from corpus import scan
 from corpus.catalog import Corpus, load, read_uri
 from corpus.roots import make_roots
 from corpus.scan import walk
@@ -348,3 +349,26 @@ def test_a_walk_names_the_files_its_index_has_unchanged_and_gives_the_others_who
     assert found.same == {"a.md", "sub/c.md"}
     assert [ref.rel for ref in found.files] == ["b.md", "sub/d.md"]  # changed and new, as a walk without `known`
     assert [ref for ref in walk(root).files if ref.rel in ("b.md", "sub/d.md")] == found.files
+
+
+def test_files_stated_by_name_in_their_folder_are_those_stated_by_whole_path(
+    make_tree: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the platform can, a walk stats each file by its name in its open folder; elsewhere
+    (Windows) by its whole path. Both find the same files with the same stamps and skips."""
+    root_dir = make_tree({"a.md": "# A\n", "sub/b.md": "# B\n", "sub/deep/c.md": "# C\n", ".env": "KEY=1\n"})
+    (root,) = make_roots([root_dir])
+    known = load([root]).files.of(root.label)
+    (root_dir / "sub" / "b.md").write_text("# B, longer now\n")
+    (root_dir / "sub" / "deep" / "d.md").write_text("# D\n")
+    by_name = walk(root, known=known)
+    monkeypatch.setattr(scan, "_BY_FOLDER", False)
+    by_path = walk(root, known=known)
+    assert by_name == by_path
+    assert [ref.rel for ref in by_name.files] == ["sub/b.md", "sub/deep/d.md"]
+    assert [ref.where for ref in by_name.files] == [
+        str(root.path / "sub" / "b.md"),
+        str(root.path / "sub" / "deep" / "d.md"),
+    ]
+    assert by_name.same == {"a.md", "sub/deep/c.md"}
+    assert [s.rel for s in by_name.skipped] == [".env"]

@@ -44,3 +44,23 @@ def test_groups_read_as_the_list_of_pairs_they_stand_for() -> None:
     assert ("docs/a.md", 1) in groups and ("docs/b.md", 1) not in groups
     with pytest.raises(IndexError):
         groups[2]
+
+
+def test_orders_read_as_each_units_path_and_start_line(make_tree: Callable[..., Path]) -> None:
+    live = LiveIndex(make_roots([make_tree({"a.md": "# A\n\ntext\n", "b.md": "# B\n\ntext\n"})]), settle_s=0)
+    a, b = sorted(live.files_of(live.roots[0]).values(), key=lambda f: f.path)
+    none = np.array([-1, -1, -1])
+    units = Units(
+        FileColumns.of(a.root, [a, b]),
+        np.array([1, 0, 1]),
+        np.array([[3, 4], [1, 2], [9, 9]]),
+        (none, none, none),
+        (none, none, none),
+        [],
+        (np.array([0, 0, 0]), [()]),
+    )
+    orders = units.orders()
+    expected = [(b.path, 3), (a.path, 1), (b.path, 9)]
+    assert list(orders) == expected == [orders[i] for i in range(3)] == [units.order(i) for i in range(3)]
+    assert (orders[-1], orders[1:], len(orders)) == (expected[-1], expected[1:], 3)
+    live.close()
