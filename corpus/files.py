@@ -262,7 +262,10 @@ class FileTable(MutableMapping[str, CorpusFile]):
     def total_size(self) -> int:
         """The files' sizes in bytes, summed."""
         bases, mask = self._bases, (1 << _ROW) - 1
-        in_bases = sum(b.stamp(at & mask)[0] for at in self._where.values() if (b := bases[at >> _ROW]) is not None)
+        if len(self._where) == sum(len(b) for b in bases if b is not None):  # every row of each base
+            in_bases = sum(sum(b.sizes()) for b in bases if b is not None)  # (tldr: 15 ms a row at a time)
+        else:
+            in_bases = sum(b.stamp(at & mask)[0] for at in self._where.values() if (b := bases[at >> _ROW]) is not None)
         return in_bases + sum(f.size for f in self._over.values())
 
     def stamp_of(self, rel: str) -> Stamp | None:

@@ -249,7 +249,7 @@ def docs_roots(corpus: Corpus, indexing: Collection[str] = ()) -> list[str]:
     if not docs:
         return []
     files = {r.label: len(corpus.files.of(r.label)) for r in docs}
-    sizes = {r.label: corpus.files.of(r.label).total_size() for r in docs}
+    sizes = {r.label: corpus.files.of(r.label).total_size() for r in docs if r.label not in indexing}
     return [
         f"{inline(r.label)} ({INDEXING})"
         if r.label in indexing

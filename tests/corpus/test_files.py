@@ -89,4 +89,9 @@ def test_files_give_the_agents_files_and_those_a_path_keeps_without_the_others(m
     assert sorted(corpus.files) == sorted(
         [f"{corpus.roots[0].label}/overview.md", f"{label}/a.md", f"{label}/sub/b.md"]
     )
-    assert table.total_size() == (docs / "a.md").stat().st_size + (docs / "sub" / "b.md").stat().st_size
+    a_size, b_size = (docs / "a.md").stat().st_size, (docs / "sub" / "b.md").stat().st_size
+    assert table.total_size() == a_size + b_size
+    table["a.md"] = table["a.md"]  # read again: its record over the base's row
+    assert table.total_size() == a_size + b_size
+    del table["sub/b.md"]  # deleted: its row in the base no longer counts
+    assert table.total_size() == a_size
