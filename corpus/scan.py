@@ -303,7 +303,7 @@ class _Walker:
             return
         self.visited.add(prefix)
         self.skipped.extend(SkippedFile(self.root, rel, refusal) for rel, refusal in listing.refused)
-        fd = _open_folder(folder)
+        fd = _open_folder(folder) if any(kind == FILE for _, kind in listing.entries) else None
         try:
             for name, kind in listing.entries:
                 rel = prefix + name
