@@ -36,6 +36,7 @@ from live.changes import holds_text
 from live.units import Groups, Units
 from retrieval.chunks.units import Unit
 from retrieval.engine.packing import Packed
+from retrieval.engine.slots import pair_columns
 from retrieval.engine.vocabulary import Terms
 
 FORMAT = 18
@@ -469,7 +470,7 @@ def _trails(
 def _check(p: Packed[Unit]) -> None:
     """Shapes and bounds, so a damaged entry fails here and not inside a search."""
     n_docs, n_words = len(p.payloads), len(p.words)
-    if sum(n for _, n in p.groups) != n_docs or len(p.lengths) != n_docs or len(p.counts) != n_docs:
+    if int(pair_columns(p.groups)[1].sum()) != n_docs or len(p.lengths) != n_docs or len(p.counts) != n_docs:
         raise ValueError("document counts disagree")
     if len(p.indptr) != n_words + 1 or int(p.indptr[-1]) != len(p.docs) or len(p.tfs) != len(p.docs):
         raise ValueError("postings disagree with the vocabulary")

@@ -9,7 +9,6 @@ entry was packed from, whenever the index asks for a slot's payload (`retrieval.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterator, Sequence
 from typing import Any, overload
 
 import numpy as np
@@ -17,7 +16,7 @@ import numpy.typing as npt
 
 from corpus.files import FileColumns
 from retrieval.chunks.units import Unit
-from retrieval.engine.slots import Rows
+from retrieval.engine.slots import Pairs, Rows
 
 
 def _column(values: npt.NDArray[Any]) -> array[int]:
@@ -101,26 +100,23 @@ class Units(Rows[Unit]):
         """Unit `i`'s tie-break key, (display path, start line), without making the unit."""
         return self._files.paths[self._owner[i]], self._lines[2 * i]
 
-    def each_order(self) -> Iterator[tuple[str, int]]:
-        """Every unit's `order`, in one pass over the columns."""
-        return zip(map(self._files.paths.__getitem__, self._owner), self._lines[::2], strict=True)
+    def order_columns(self) -> tuple[list[str], npt.NDArray[np.int64]]:
+        """Every unit's `order` as two columns: display paths, start lines."""
+        lines = np.frombuffer(self._lines, dtype=np.int32 if self._lines.typecode == "i" else np.int64)
+        return list(map(self._files.paths.__getitem__, self._owner)), lines[0::2].astype(np.int64)
 
     def orders(self) -> Orders:
         return Orders(self)
 
 
-class _Pairs(Sequence[tuple[str, int]]):
-    """(display path, number) pairs made when asked for: `_pair(i)` makes pair `i` (0 <= i < len)."""
+class _Pairs(Pairs[str]):
+    """(display path, number) pairs as columns (`columns`, read whole by the index), each pair also
+    made when asked for (`_pair(i)`, 0 <= i < len)."""
 
     __slots__ = ()
 
     def _pair(self, i: int) -> tuple[str, int]:
         raise NotImplementedError
-
-    def __iter__(self) -> Iterator[tuple[str, int]]:
-        # Not `Sequence`'s, which asks for each pair by index until `IndexError`, and checks the
-        # length each time: a restore iterates tldr's 38k orders twice, 33 ms a pass that way.
-        return map(self._pair, range(len(self)))
 
     @overload
     def __getitem__(self, i: int) -> tuple[str, int]: ...
@@ -148,8 +144,8 @@ class Orders(_Pairs):
     def _pair(self, i: int) -> tuple[str, int]:
         return self._units.order(i)
 
-    def __iter__(self) -> Iterator[tuple[str, int]]:
-        return self._units.each_order()
+    def columns(self) -> tuple[list[str], npt.NDArray[np.int64]]:
+        return self._units.order_columns()
 
 
 class Groups(_Pairs):
@@ -169,8 +165,8 @@ class Groups(_Pairs):
     def _pair(self, i: int) -> tuple[str, int]:
         return self._paths[int(self._rows[i])], int(self._counts[i])
 
-    def __iter__(self) -> Iterator[tuple[str, int]]:
-        """All of them in one pass: the paths taken by an object array, no integer made per row."""
+    def columns(self) -> tuple[list[str], npt.NDArray[np.int64]]:
+        """The paths taken by an object array: no integer made per row."""
         paths = np.empty(len(self._paths), dtype=object)
         paths[:] = self._paths
-        return zip(paths[self._rows].tolist(), self._counts.tolist(), strict=True)
+        return paths[self._rows].tolist(), self._counts.astype(np.int64)

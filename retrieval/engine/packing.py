@@ -177,7 +177,7 @@ def restored(packed: Packed[T], ids: I32, first: int, seg_id: int) -> tuple[Segm
     """The packed postings as segment `seg_id` of an index where `ids[r]` is the term id of
     `packed.words[r]` and the packed documents take the slots from `first`; their distinct terms
     in those term ids, and their text (places among those, which no term id changes)."""
-    slots = np.arange(first, first + sum(count for _, count in packed.groups), dtype=np.int32)
+    slots = np.arange(first, first + len(packed.lengths), dtype=np.int32)  # one row per document
     ascending = bool(np.all(ids[1:] > ids[:-1]))
     if ascending:  # the rows are in this index's term order already (an empty index)
         # Copies, not views: a view would keep the whole buffer the packed arrays were read

@@ -24,7 +24,7 @@ from retrieval.engine import packing, upkeep
 from retrieval.engine.memory import release_free_memory
 from retrieval.engine.packing import Packed
 from retrieval.engine.segments import I32, I64, Grow, Places, Segment, is_new, run_starts
-from retrieval.engine.slots import Slots
+from retrieval.engine.slots import Slots, pair_columns
 from retrieval.engine.vocabulary import Vocabulary
 
 T = TypeVar("T")
@@ -193,12 +193,11 @@ class Postings(Generic[T]):
         """Add packed groups (none of them may be here already) as one segment, one generation."""
         if packed.tfs.ndim != 2 or packed.tfs.shape[1] != self._n_fields:
             raise ValueError(f"packed postings have {packed.tfs.shape[1:]} fields; this index has {self._n_fields}")
-        if any(g in self._groups for g, _ in packed.groups):
+        groups, counts = pair_columns(packed.groups)
+        if not self._groups.keys().isdisjoint(groups):
             raise ValueError("unpack adds groups; remove the ones it replaces first")
-        first = slot = self._slots.n
-        for group, count in packed.groups:
-            self._groups[group] = _spanning(slot, count)
-            slot += count
+        first = self._slots.n
+        self._groups.update(zip(groups, _spans(first, counts).tolist(), strict=True))
         self._vocab, ids = self._vocab.merged(packed.words)
         segment, fwd, text = packing.restored(packed, ids, first, self._new_id())
         counts = packed.counts.astype(np.int64)
@@ -341,6 +340,13 @@ def _count(
 
 _COUNT_BITS = 32
 _COUNT = (1 << _COUNT_BITS) - 1
+
+
+def _spans(first: int, counts: I64) -> I64:
+    """`_spanning` of groups of `counts` documents, one after another from slot `first`."""
+    if len(counts) and not 0 <= int(counts.min()) <= int(counts.max()) <= _COUNT:
+        raise ValueError("a group's count of documents is out of range")
+    return (first + np.cumsum(counts) - counts) << _COUNT_BITS | counts
 
 
 def _spanning(first: int, count: int) -> int:

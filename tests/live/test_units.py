@@ -12,6 +12,7 @@ from corpus.files import FileColumns
 from corpus.roots import make_roots
 from live.index import LiveIndex
 from live.units import Groups, Units
+from retrieval.engine.slots import pair_columns
 
 
 def test_offsets_beyond_four_bytes_come_back_whole(make_tree: Callable[..., Path]) -> None:
@@ -63,4 +64,7 @@ def test_orders_read_as_each_units_path_and_start_line(make_tree: Callable[..., 
     expected = [(b.path, 3), (a.path, 1), (b.path, 9)]
     assert list(orders) == expected == [orders[i] for i in range(3)] == [units.order(i) for i in range(3)]
     assert (orders[-1], orders[1:], len(orders)) == (expected[-1], expected[1:], 3)
+    paths, lines = pair_columns(orders)  # as the index takes them: whole columns
+    assert paths == [b.path, a.path, b.path] and lines.tolist() == [3, 1, 9]
+    assert pair_columns(expected)[0] == paths and pair_columns(expected)[1].tolist() == [3, 1, 9]
     live.close()
