@@ -191,12 +191,14 @@ class FileTable(MutableMapping[str, CorpusFile]):
         base = files if isinstance(files, FileColumns) else FileColumns.of(files[0].root, files)
         number = len(self._bases)
         self._bases.append(base)
-        over, cut = self._over, len(self._prefix)
-        for i, path in enumerate(base.paths):
-            if over:
-                over.pop(path[cut:], None)
-            self._where[path] = number << _ROW | i
-        self._drop_unused()
+        if self._over:
+            cut = len(self._prefix)
+            for path in base.paths:
+                self._over.pop(path[cut:], None)
+        first = number << _ROW
+        self._where.update(zip(base.paths, range(first, first + len(base.paths)), strict=True))
+        if number:  # a first base replaces nothing
+            self._drop_unused()
         return base.paths
 
     def _drop_unused(self) -> None:
