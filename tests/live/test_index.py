@@ -406,6 +406,16 @@ def test_a_call_waits_for_its_files_to_settle_without_holding_the_root(make_tree
     assert live.changing(live.roots) == []
 
 
+def came_and_looked() -> Came:
+    """A call that came and looked now, a clock tick before what the test saves next. A file's
+    times come from the kernel's coarse clock, up to a tick (1-10 ms) behind `time.time_ns()`: a
+    file saved right after the look could be dated before it, and be waited for as one saved
+    before the call."""
+    now = time.time_ns()
+    time.sleep(0.02)
+    return Came(time.monotonic(), now, look_ns=now)
+
+
 def test_a_call_does_not_wait_for_a_file_saved_after_it_looked(make_tree: Callable[..., Path]) -> None:
     """A file saved after a call's sweep first looked (after the call came), and still settling,
     is no part of the disk that call must see: it is not waited for, when the sweep looks again.
@@ -416,7 +426,7 @@ def test_a_call_does_not_wait_for_a_file_saved_after_it_looked(make_tree: Callab
     (r,) = live.roots
     (root / "b.md").write_text("# B\n\nbefore the call\n")
     os.utime(root / "b.md", ns=(time.time_ns() - 10**10,) * 2)  # saved and settled before the call
-    came = Came(time.monotonic(), time.time_ns(), look_ns=time.time_ns())  # came, looked, waited
+    came = came_and_looked()  # came, looked, waited
     (root / "a.md").write_text("# A\n\nsaved after the call came\n")
     live.sweep(r, time.monotonic() + 30, came)
     assert live.corpus.files[".AGENTS/b.md"].text == "# B\n\nbefore the call\n"
@@ -436,7 +446,7 @@ def test_a_sweep_that_left_a_file_for_later_serves_no_call_that_came_after_it_wa
     root = make_tree({"a.md": "# A\n\nalpha\n"})
     live = LiveIndex(make_roots([root]), settle_s=2.0)
     (r,) = live.roots
-    first = Came(time.monotonic(), time.time_ns(), look_ns=time.time_ns())  # came and looked
+    first = came_and_looked()
     (root / "a.md").write_text("# A\n\nsaved between the two calls\n")
     second = Came.now()  # came after the file was saved: it must see it
     live.sweep(r, time.monotonic() + 30, first)
