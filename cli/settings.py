@@ -256,7 +256,7 @@ def announce(live: LiveIndex) -> None:
 def _announce(live: LiveIndex, corpus: Corpus, n_sections: int) -> None:
     for f in pinned(corpus):
         log.info("# pinned %s (%dB)", f.path, f.size)
-    files = list(corpus.files.agents())  # searchable; a docs root's 38k records not made (0.2 s)
+    files = list(corpus.files.agents())  # the searchable ones: no record made of a docs root's (tldr: 0.1 s)
     n_pinned = sum(f.pinned for f in files)
     log.info("# searchable %d sections across %d files (%d pinned)", n_sections, len(files), n_pinned)
     for root in live.roots:

@@ -193,11 +193,11 @@ class Postings(Generic[T]):
         """Add packed groups (none of them may be here already) as one segment, one generation."""
         if packed.tfs.ndim != 2 or packed.tfs.shape[1] != self._n_fields:
             raise ValueError(f"packed postings have {packed.tfs.shape[1:]} fields; this index has {self._n_fields}")
-        groups, counts = pair_columns(packed.groups)
+        groups, sizes = pair_columns(packed.groups)
         if not self._groups.keys().isdisjoint(groups):
             raise ValueError("unpack adds groups; remove the ones it replaces first")
         first = self._slots.n
-        self._groups.update(zip(groups, _spans(first, counts).tolist(), strict=True))
+        self._groups.update(zip(groups, _spans(first, sizes).tolist(), strict=True))
         self._vocab, ids = self._vocab.merged(packed.words)
         segment, fwd, text = packing.restored(packed, ids, first, self._new_id())
         counts = packed.counts.astype(np.int64)
