@@ -36,7 +36,6 @@ from live.changes import holds_text
 from live.units import Groups, Units
 from retrieval.chunks.units import Unit
 from retrieval.engine.packing import Packed
-from retrieval.engine.slots import pair_columns
 from retrieval.engine.vocabulary import Terms
 
 FORMAT = 18
@@ -469,8 +468,10 @@ def _trails(
 
 def _check(p: Packed[Unit]) -> None:
     """Shapes and bounds, so a damaged entry fails here and not inside a search."""
+    # The groups' counts add up to the units by construction (`_packed` repeats each group's file
+    # as many times as its count): summing them here made a list of 38k paths for nothing.
     n_docs, n_words = len(p.payloads), len(p.words)
-    if int(pair_columns(p.groups)[1].sum()) != n_docs or len(p.lengths) != n_docs or len(p.counts) != n_docs:
+    if len(p.lengths) != n_docs or len(p.counts) != n_docs:
         raise ValueError("document counts disagree")
     if len(p.indptr) != n_words + 1 or int(p.indptr[-1]) != len(p.docs) or len(p.tfs) != len(p.docs):
         raise ValueError("postings disagree with the vocabulary")

@@ -8,6 +8,7 @@ entry was packed from, whenever the index asks for a slot's payload (`retrieval.
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from array import array
 from typing import Any, overload
 
@@ -115,8 +116,8 @@ class _Pairs(Pairs[str]):
 
     __slots__ = ()
 
-    def _pair(self, i: int) -> tuple[str, int]:
-        raise NotImplementedError
+    @abstractmethod
+    def _pair(self, i: int) -> tuple[str, int]: ...
 
     @overload
     def __getitem__(self, i: int) -> tuple[str, int]: ...

@@ -14,6 +14,7 @@ cache entry's units) are made only when a slot's payload is asked for.
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
@@ -43,9 +44,9 @@ class Pairs(Sequence[tuple[K, int]]):
 
     __slots__ = ()
 
+    @abstractmethod
     def columns(self) -> tuple[list[K], I64]:
         """The keys, and the numbers as one array."""
-        raise NotImplementedError
 
     def __iter__(self) -> Iterator[tuple[K, int]]:
         keys, numbers = self.columns()
