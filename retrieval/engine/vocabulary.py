@@ -134,11 +134,11 @@ class _Frozen:
             return self
         more = _Frozen.__new__(_Frozen)
         n = self.n + len(words)
-        hashes = _hashes(Terms.of(words).blob)
+        blob = Terms.of(words).blob
         more._set(
-            self._blob + Terms.of(words).blob,
+            self._blob + blob,
             n,
-            np.concatenate((np.frombuffer(self._hashes, dtype=np.int64), hashes)),
+            np.concatenate((np.frombuffer(self._hashes, dtype=np.int64), _hashes(blob))),
             np.concatenate((np.frombuffer(self._ids, dtype=np.int32), np.arange(self.n, n, dtype=np.int32))),
         )
         return more
