@@ -189,6 +189,31 @@ async def test_the_repository_serves_its_own_agents_folder() -> None:
         assert hit.startswith('<context path=".AGENTS/security.md" section="Confinement to the roots"')
 
 
+@pytest.mark.parametrize("written", [False, True], ids=["no-bytecode-written", "bytecode-written"])
+async def test_a_start_that_compiles_the_sdk_from_source_says_how_to_stop_it(
+    agents: Path, tmp_path: Path, written: bool
+) -> None:
+    """Where Python writes no bytecode (PYTHONDONTWRITEBYTECODE, as many container images set it)
+    and uv installed none, every start compiles the MCP SDK again: seconds. The log says so and how
+    to install it compiled; where Python may write it (here into a folder of the test's own), the
+    next start is quick and nothing is said."""
+    log_file = tmp_path / "server.log"
+    env = {**TEST_ENV, "PYTHONPYCACHEPREFIX": str(tmp_path / "bytecode")}  # none there yet
+    if not written:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+    server = StdioServerParameters(
+        command=sys.executable, args=[SERVER, "--root", str(agents), "--log-file", str(log_file)], env=env
+    )
+    async with Client(server) as client:
+        assert "Secrets" in await search(client, "secrets")
+    log = log_file.read_text()
+    advice = "# every start compiles the mcp package from source (seconds)"
+    assert (advice in log) is not written, log
+    if not written:
+        assert "`uv sync --compile-bytecode`" in log
+    assert any((tmp_path / "bytecode").rglob("*.pyc")) is written
+
+
 async def test_the_console_script_serves_and_logs_to_a_file(agents: Path, tmp_path: Path) -> None:
     script = Path(sys.executable).with_name("agents-context")
     if not script.exists():
