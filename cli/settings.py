@@ -289,12 +289,14 @@ SDK = "mcp"
 
 
 def uncompiled(package: str = SDK) -> list[str]:
-    """What to say when `package` is compiled from source at every start: Python is told to write
-    no bytecode (`PYTHONDONTWRITEBYTECODE`, `-B`: common in containers) and the installer wrote
-    none (uv does not, unless asked)."""
-    module = sys.modules.get(package)
-    source = getattr(module, "__file__", None)
-    if not sys.dont_write_bytecode or not source or not source.endswith(".py"):
+    """What to say when `package` is compiled from source at every start (the server's and each
+    hook event's): Python is told to write no bytecode (`PYTHONDONTWRITEBYTECODE`, `-B`: common in
+    containers) and the installer wrote none (uv does not, unless asked)."""
+    if not sys.dont_write_bytecode:
+        return []
+    spec = importlib.util.find_spec(package)  # found, not imported (setup may not have imported it)
+    source = spec.origin if spec is not None else None
+    if not source or not source.endswith(".py"):
         return []
     try:
         cached = importlib.util.cache_from_source(source)  # under PYTHONPYCACHEPREFIX when it is set

@@ -41,6 +41,7 @@ from cli.configs import (
     server_part,
     toml_tables,
 )
+from cli.settings import uncompiled
 from corpus.clients import HOOK_CLIENTS
 
 CLIENTS = {
@@ -319,4 +320,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"agents-context setup: {exc}", file=sys.stderr)  # noqa: T201 - a CLI command
         return 2
     print(report(args.client, project, changes, args.remove, args.dry_run, url, how))  # noqa: T201 - a CLI command
+    if not args.remove:
+        for advice in uncompiled():  # the server and the hook will run from this installation
+            print(f"Note: {advice}.")  # noqa: T201 - a CLI command
     return 0

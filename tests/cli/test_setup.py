@@ -468,3 +468,23 @@ def test_a_url_that_is_no_http_address_is_refused(tmp_path: Path, url: str, caps
 def test_a_url_and_a_command_together_are_refused(tmp_path: Path) -> None:
     done = cli("setup", "cursor", "--project", str(tmp_path), "--url", URL, "--command", "x")
     assert done.returncode == 2 and "not allowed with argument" in done.stderr and not any(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("written", [False, True], ids=["no-bytecode-written", "bytecode-written"])
+def test_setup_says_when_the_server_and_hook_would_compile_from_source_at_every_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], written: bool
+) -> None:
+    """The server and every hook event run from the installation setup runs from. Where Python
+    writes no bytecode (PYTHONDONTWRITEBYTECODE, -B) and none is cached, each of them compiles the
+    MCP SDK and our modules again: setup says so once, with how to install it compiled."""
+    monkeypatch.setattr(sys, "dont_write_bytecode", not written)
+    monkeypatch.setattr(sys, "pycache_prefix", str(tmp_path / "bytecode"))  # where none is cached
+    project = tmp_path / "project"
+    project.mkdir()
+    assert run_setup(project, "claude-code") == 0
+    out = capsys.readouterr().out
+    assert ("Note: every start compiles the mcp package from source" in out) is not written, out
+    if not written:
+        assert "uv tool install --compile-bytecode agents-context" in out
+    assert run_setup(project, "claude-code", "--remove") == 0
+    assert "Note:" not in capsys.readouterr().out  # nothing will run from it any more
