@@ -294,13 +294,13 @@ def uncompiled(package: str = SDK) -> list[str]:
     containers) and the installer wrote none (uv does not, unless asked)."""
     if not sys.dont_write_bytecode:
         return []
-    spec = importlib.util.find_spec(package)  # found, not imported (setup may not have imported it)
-    source = spec.origin if spec is not None else None
-    if not source or not source.endswith(".py"):
-        return []
     try:
+        spec = importlib.util.find_spec(package)  # found, not imported (setup may not have imported it)
+        source = spec.origin if spec is not None else None
+        if not source or not source.endswith(".py"):
+            return []
         cached = importlib.util.cache_from_source(source)  # under PYTHONPYCACHEPREFIX when it is set
-    except NotImplementedError:  # an interpreter with no bytecode cache at all
+    except (ImportError, ValueError, NotImplementedError):  # not to be found, or no bytecode cache at all
         return []
     if Path(cached).exists():
         return []
