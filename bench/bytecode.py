@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -28,6 +27,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from bench.measure import median  # noqa: E402 - after the repository is on the path, as `python bench/bytecode.py` runs
+
 INITIALIZE = {
     "jsonrpc": "2.0",
     "id": 1,
@@ -76,8 +79,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("| start | spawn to the answer to initialize, median | all |")
     print("|---|---|---|")
     for kind, seconds in times.items():
-        print(f"| {kind} | {statistics.median(seconds):.2f} s | {' '.join(f'{s:.2f}' for s in sorted(seconds))} |")
-    ratio = statistics.median(times["from source"]) / statistics.median(times["cached"])
+        print(f"| {kind} | {median(seconds):.2f} s | {' '.join(f'{s:.2f}' for s in sorted(seconds))} |")
+    ratio = median(times["from source"]) / median(times["cached"])
     print(f"\nfrom source / cached: {ratio:.2f}x")
     return 0
 
