@@ -5,11 +5,16 @@
     uv run python -m bench.quality --smoke      # a few queries, seconds (tests/test_bench.py)
     uv run python -m bench.quality --ablation --only markdown-dev --only cranfield   # a subset
     uv run python -m bench.quality --ablation --step proximity     # only the steps naming proximity
+    uv run python -m bench.quality --only devsets                  # only our development sets
 
 Everything runs through the server's own pipeline (see `bench/datasets.py`). IR metrics are
 computed by ir-measures with its pytrec_eval provider, i.e. trec_eval's definitions (nDCG@10 with
 gains = relevance, R@100, MAP over the top 1000). Tuning data: markdown-dev, all of Cranfield,
 SciFact's odd query ids; SciFact's even ids are held out and reported, never tuned on.
+
+`devsets` is our own development sets (`bench/devsets/`, 522 questions over nine documentation
+trees and seven repositories' agent files), summed up by group; `bench.devsets` prints them by set
+and by kind of question, and lists the misses.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ import argparse
 import math
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import ir_measures
@@ -26,6 +31,7 @@ import numpy as np
 from ir_measures import AP, R, nDCG
 from rank_bm25 import BM25Okapi
 
+from bench import devsets
 from bench.datasets import (
     DEFAULT_DATA,
     Collection,
@@ -44,8 +50,9 @@ from retrieval.search.policy import served
 from retrieval.search.retriever import RetrievalRequest
 
 MEASURES = [nDCG @ 10, R @ 100, AP]
-COLLECTIONS = frozenset({"markdown-dev", "scifact", "cranfield"})
+COLLECTIONS = frozenset({"markdown-dev", "scifact", "cranfield", "devsets"})
 DISTRACTOR_FLOORS = (0.0, 0.2, 0.3, 0.5)
+SMOKE_DEVSETS = ("httpx", "agents-ruff")
 RUN_DEPTH = 1000
 SECTION_DEPTH = 10
 
@@ -275,13 +282,16 @@ class Data:
     dev: MarkdownDev
     scifact: Collection
     cranfield: Collection
+    devsets: list[devsets.DevSet]
 
 
 def load_data(root: Path, smoke: bool) -> Data:
     dev = markdown_dev(root)
     scifact = beir(root, "scifact")
     cranfield = beir(root, "cranfield", "qrels_binary.tsv")
+    sets = devsets.load_sets()
     if smoke:
+        sets = [replace(s, questions=s.questions[:4]) for s in sets if s.name in SMOKE_DEVSETS]
         dev.questions = [q for q in dev.questions if q.corpus == "uv"][:5]
         dev.roots = {"uv": dev.roots["uv"]}
         for c in (scifact, cranfield):
@@ -289,7 +299,7 @@ def load_data(root: Path, smoke: bool) -> Data:
             c.queries = {q: c.queries[q] for q in keep}
             judged = {d for q in keep for d in c.qrels[q]}
             c.docs = {d: t for i, (d, t) in enumerate(c.docs.items()) if i < 300 or d in judged}
-    return Data(dev, scifact, cranfield)
+    return Data(dev, scifact, cranfield, sets)
 
 
 def report(data: Data, ranking: Ranking, show_misses: bool, only: frozenset[str] = COLLECTIONS) -> list[str]:
@@ -299,7 +309,19 @@ def report(data: Data, ranking: Ranking, show_misses: bool, only: frozenset[str]
     collections = [c for c in (data.scifact, data.cranfield) if c.name in only]
     if collections:
         out += ir_report(collections, ranking)
+    if "devsets" in only:
+        out += devsets_report(data.devsets, ranking)
     return out
+
+
+def devsets_report(sets: Sequence[devsets.DevSet], ranking: Ranking) -> list[str]:
+    """Our development sets by group (documentation, agent files, all), beside plain BM25."""
+    rankings = [("ours", ranking), ("plain BM25", PLAIN)]
+    rows = devsets.report(sets, rankings)
+    groups = tuple(f"| {group} | " for group in ("documentation", "agent files", "all"))
+    out = ["", "## Development sets (search_docs pages; context_search sections)", "", *rows[:2]]
+    out += [line for line in rows[2:] if line.startswith(groups)]
+    return [*out, "", "By set, by kind and the misses: `uv run python -m bench.devsets --misses`."]
 
 
 def markdown_report(data: Data, ranking: Ranking, show_misses: bool) -> list[str]:
@@ -402,12 +424,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--only",
         action="append",
         choices=sorted(COLLECTIONS),
-        help="run only this collection (repeatable; default: all three)",
+        help="run only this collection (repeatable; default: all four)",
     )
     args = parser.parse_args(argv)
     only = frozenset(args.only or COLLECTIONS)
     if not (args.data / "markdown-dev" / "questions.jsonl").is_file():
         print(f"no eval data at {args.data}: pass --data DIR (../shared/eval)", file=sys.stderr)
+        return 2
+    if args.ablation and only == {"devsets"}:
+        print("the ablation runs markdown-dev, scifact and cranfield; the dev sets: bench.devsets", file=sys.stderr)
         return 2
     data = load_data(args.data, args.smoke)
     if args.ablation:
