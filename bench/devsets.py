@@ -1,7 +1,8 @@
 """The development sets (`bench/devsets/`): questions an agent asks mid-task over real documentation
 trees and real repositories' agent files, each asked as the tools ask it (the retrieval policy, the
 shipped ranking) and scored against its judged pages and sections, beside the shipped ranking without
-its page bonus and plain BM25, in the same run.
+the words of links to a page, without its page bonus (and so without links), and plain BM25, in the same
+run.
 
     uv run python -m bench.devsets              # the table (about a minute)
     uv run python -m bench.devsets --misses     # and every question whose answer is not in the top 3
@@ -186,7 +187,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--only", action="append", metavar="SET", help="only this set (repeatable)")
     args = parser.parse_args(argv)
     sets = [s for s in load_sets() if not args.only or s.name in args.only]
-    rankings = [("ours", DEFAULT), ("ours, no page bonus", DEFAULT.but(page_weight=0.0)), ("plain BM25", PLAIN)]
+    rankings = [
+        ("ours", DEFAULT),
+        ("ours, no links", DEFAULT.but(link_weight=0.0)),
+        ("ours, no page bonus", DEFAULT.but(page_weight=0.0)),
+        ("plain BM25", PLAIN),
+    ]
     print("\n".join(report(sets, rankings, args.misses)))
     return 0
 

@@ -38,7 +38,7 @@ from retrieval.chunks.units import Unit
 from retrieval.engine.packing import Packed
 from retrieval.engine.vocabulary import Terms
 
-FORMAT = 18
+FORMAT = 19
 """Bump when the layout below, or what a unit or a posting means, changes."""
 
 
@@ -50,6 +50,7 @@ class Saved:
     files: Sequence[CorpusFile]
     sections: Packed[Unit]
     windows: Packed[Unit]
+    links: Packed[Unit]
     listings: list[Kept] = field(default_factory=list)
     """The folder listings its last walk kept, so a restart's first walk need not list again."""
 
@@ -182,7 +183,7 @@ def arrays(root: Root, key: str, entry: Saved) -> dict[str, npt.NDArray[Any]]:
         "f_meta": _ints((strings.add(_meta(f.meta)) for f in files), n),
     }
     by_path = {f.path: f for f in files}
-    for prefix, packed in (("s", entry.sections), ("w", entry.windows)):
+    for prefix, packed in (("s", entry.sections), ("w", entry.windows), ("k", entry.links)):
         groups = packed.groups
         arrays |= {
             f"{prefix}_groups": _ints((number[str(group)] for group, _ in groups), len(groups)),
@@ -367,8 +368,8 @@ def restore(root: Root, key: str, a: Mapping[str, npt.NDArray[Any]], trails: Tra
         else np.array(files.sizes(), dtype=np.int64)
     )
     trails = {} if trails is None else trails  # one tuple per trail, shared by the units
-    sections, windows = _packed(a, "s", s, files, sizes, trails), _packed(a, "w", s, files, sizes, trails)
-    return Saved(files, sections, windows, _listings(a, s))
+    sections, windows, links = (_packed(a, prefix, s, files, sizes, trails) for prefix in ("s", "w", "k"))
+    return Saved(files, sections, windows, links, _listings(a, s))
 
 
 def _front_matter(raw: str) -> FrontMatter:

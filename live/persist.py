@@ -48,8 +48,7 @@ def restore(store: Store, cache: IndexCache, root: Root) -> bool:
     seed(root.path, root.include, restored.listings)
     with store.writing():
         state.files.adopt(restored.files)
-        store.library.sections.unpack(restored.sections)
-        store.library.windows.unpack(restored.windows)
+        store.library.unpack((restored.sections, restored.windows, restored.links))
     n_files = len(restored.files)
     del restored
     # What reading the entry made and dropped (tldr's columns of 38k paths, a few hundred KB each)
@@ -88,10 +87,9 @@ def _write(store: Store, cache: IndexCache, root: Root) -> bool:
         state.dirty = False  # a change from now on makes it dirty again
         files = sorted(state.files.values(), key=lambda f: f.rel)
         paths = [f.path for f in files]
-        sections, windows = store.library.sections.pack(paths), store.library.windows.pack(paths)
         # Laid out before the index can change: a pack makes its units as they are read, and
         # shares the index's arrays where it can (`Postings.pack`).
-        arrays = codec.arrays(root, key, Saved(files, sections, windows, listings))
+        arrays = codec.arrays(root, key, Saved(files, *store.library.pack(paths), listings))
     try:
         cache.save(root, key, arrays)
     except Exception as exc:  # a full disk, a read-only cache, anything: serve on, uncached

@@ -276,8 +276,7 @@ class Store:
         state = self.state[root.label]
         with self.writing():
             added = state.files.adopt(restored.files)  # no record made for each file
-            self.library.sections.unpack(restored.sections)
-            self.library.windows.unpack(restored.windows)
+            self.library.unpack((restored.sections, restored.windows, restored.links))
             change = Change(added=frozenset(added), at=time.time())
             state.skipped.update({s.rel: s for s in skipped})
             self._changed(root, change)

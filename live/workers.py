@@ -255,5 +255,5 @@ def read_part(root: Root, refs: list[FileRef], max_bytes: int, settle_s: float, 
         prepared[f.path] = units
     library.apply(prepared)
     paths = [f.path for f in files]
-    packed = codec.arrays(root, PART, codec.Saved(files, library.sections.pack(paths), library.windows.pack(paths)))
+    packed = codec.arrays(root, PART, codec.Saved(files, *library.pack(paths)))
     return Part(packed, unread, skipped)

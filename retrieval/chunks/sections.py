@@ -139,7 +139,7 @@ def _headings(lines: list[str], body_start: int, jsx: bool = False) -> list[tupl
     if _NEEDS_PARSER.search("\n".join(body)) is None:
         return _atx_headings(body, body_start)
     if jsx:
-        body = _fences_blanked(body)
+        body = fences_blanked(body)
     source = "\n" * body_start + "\n".join(body)
     tokens: list[Token] = []
     md = markdown(jsx)
@@ -157,7 +157,7 @@ def _headings(lines: list[str], body_start: int, jsx: bool = False) -> list[tupl
 _FENCE = re.compile(r"[ \t]*(`{3,}|~{3,})")
 
 
-def _fences_blanked(lines: list[str]) -> list[str]:
+def fences_blanked(lines: list[str]) -> list[str]:
     """MDX's lines with every fenced block blank, its fences found at any indentation (as MDX
     finds them inside JSX and list items): nothing in a fence can be a heading. A fence closes at
     a line holding only a run of its character at least as long."""

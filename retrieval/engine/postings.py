@@ -283,6 +283,10 @@ class Postings(Generic[T]):
         """The term's id in this generation's vocabulary (None: no document ever had it)."""
         return self._vocab.get(term)
 
+    def payload(self, slot: int) -> T:
+        """The document of a live slot (valid until the next update)."""
+        return self._slots.payload(slot)
+
     def text(self, slot: int) -> I32:
         """The first field's term ids of a live slot, in text order (ids valid until the next update)."""
         return self._slots.first_field(slot)

@@ -51,6 +51,10 @@ class Ranking:
     """How much a page's headings and path weigh beside its windows' text (`search_docs`): the best
     window of the page whose headings and path match the query best gains this fraction of the best
     hit's score, other pages' best windows in proportion to their match (0: off)."""
+    link_weight: float = 0.25
+    """How much the words of links to a page weigh beside its own headings and path in the page
+    bonus (`search_docs`; `retrieval.chunks.links`): the page most linked to with the query's words
+    gains this fraction of the best hit's score (0: off, and no links are indexed)."""
     score_floor: float = 0.3
     """Drop hits scoring below this fraction of the best hit's score (0: keep every positive)."""
     feedback: bool = False
@@ -71,6 +75,11 @@ class Ranking:
         return (*self.fields, Field(PAGE, 0.0, B)) if self.page_weight else self.fields
 
     @property
+    def link_fields(self) -> tuple[Field, ...]:
+        """The one field of a link: its words."""
+        return (Field("words", 1.0, self.body_b),)
+
+    @property
     def fingerprint(self) -> str:
         """What decides the stored terms of a unit: the tokenizer and the fields (the weights and
         constants do not: scores are computed at query time)."""
@@ -79,7 +88,7 @@ class Ranking:
             tokenizer = f"callable@{id(self.tokenize)}"  # a custom tokenizer: never matches a stored index
         fields = ",".join(f.name for f in self.fields)
         windows = ",".join(f.name for f in self.window_fields) + ("+names" if self.page_weight else "")
-        return f"{tokenizer} fields={fields} windows={windows}"
+        return f"{tokenizer} fields={fields} windows={windows}" + (" links" if self.link_weight else "")
 
     def terms(self, unit: Unit) -> list[Sequence[str]]:
         """The unit's terms per field, in `fields` order."""
@@ -136,5 +145,6 @@ PLAIN = Ranking(
     redundancy=None,
     proximity=0.0,
     page_weight=0.0,
+    link_weight=0.0,
     score_floor=0.0,
 )

@@ -378,8 +378,8 @@ def _miss(line: str, answer: Answer, page: Page) -> Rendered:
 def matched_terms(doc: RetrievedDocument) -> list[MatchedTerm]:
     """Each query term's contribution to the hit's score (its BM25F share, plus its proximity and
     page bonuses, counted once with the term's first occurrence) and where it occurs: the hit's
-    fields, and `page` when its page's headings or path matched it (`search_docs`' page bonus),
-    which a term the hit's text lacks may have alone."""
+    fields, and `page` when its page's headings or path, or links to it, matched it (`search_docs`'
+    page bonus), which a term the hit's text lacks may have alone."""
     proximity, page = dict(doc.proximity), dict(doc.page)
     terms = []
     for term, share, where in doc.matched or ():

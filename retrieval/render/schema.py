@@ -23,7 +23,8 @@ class MatchedTerm(BaseModel):
     term: str = Field(description="The query term as indexed (case-folded).")
     contribution: float = Field(description="Its share of the hit's score.")
     fields: list[str] = Field(
-        description="Where it occurs in the hit: heading, path, body; page: its page's headings or path (search_docs)."
+        description="Where it occurs in the hit: heading, path, body; "
+        "page: its page's headings, path or links to it (search_docs)."
     )
 
 

@@ -64,6 +64,8 @@ def served(library: Library, kind: SearchKind) -> BM25Retriever:
         r.rerank_depth,
         page_weight=r.page_weight,
         names=r.names,
+        links=library.links,
+        link_weight=r.link_weight,
     )
 
 

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import KW_ONLY, dataclass
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Protocol
 
 from retrieval.chunks.units import Unit
 from retrieval.engine.index import Apart, BM25Index, Scored, apart
 from retrieval.engine.proximity import occurrence_shares
 from retrieval.engine.ranking import PAGE
+from retrieval.search.linked import Linked, linked
 from retrieval.text.query import MAX_QUERY_TERMS, clip, contains
 
 Shares = tuple[tuple[str, float], ...]
@@ -105,6 +106,9 @@ class _Paged:
     pages: Apart
     scale: float
     carriers: dict[str, int]
+    linked: Linked = field(default_factory=Linked)
+    link_scale: float = 0.0
+    """The factor from the words of links to a page (`linked`) to its bonus."""
 
 
 class BM25Retriever:
@@ -151,6 +155,8 @@ class BM25Retriever:
         depth: int = 30,
         page_weight: float = 0.0,
         names: Callable[[str], Sequence[str]] | None = None,
+        links: BM25Index[Unit] | None = None,
+        link_weight: float = 0.0,
     ) -> None:
         self.redundancy = redundancy
         self.proximity = proximity
@@ -158,6 +164,9 @@ class BM25Retriever:
         self.page = fields.index(PAGE) if page_weight and PAGE in fields else None
         """The index's page field, scored apart for the page bonus (None: no bonus)."""
         self.page_weight = page_weight
+        self.links = links if self.page is not None and link_weight else None
+        """The links of the indexed files, whose words count for the pages they point to."""
+        self.link_weight = link_weight
         self.names = names or (lambda _: ())
         """The query's stop words, matched against the page field alone (`Ranking.names`)."""
         self.depth = depth
@@ -218,11 +227,13 @@ class BM25Retriever:
         A bonus is never negative, so the re-scored hits stay above the rest."""
         if self.page is None or not ranked:
             return ranked, None
-        pages = apart(self.index, query, self.page)  # the query's names too (see `names`)
-        if pages.best <= 0.0:
-            return ranked, None
         top = ranked[: self.depth]
-        scale = self.page_weight * top[0].score / pages.best
+        pages = apart(self.index, query, self.page)  # the query's names too (see `names`)
+        links = linked(self.links, query, [h.payload.path for h in top]) if self.links is not None else Linked()
+        if pages.best <= 0.0 and links.best <= 0.0:
+            return ranked, None
+        scale = self.page_weight * top[0].score / pages.best if pages.best > 0.0 else 0.0
+        link_scale = self.link_weight * top[0].score / links.best if links.best > 0.0 else 0.0
         carriers: dict[str, int] = {}  # unit id -> its page's slot in `pages`
         seen: set[str] = set()
         done = []
@@ -231,10 +242,11 @@ class BM25Retriever:
             if h.payload.path not in seen:
                 seen.add(h.payload.path)
                 slot = self.index.span(h.payload.path)[0]
-                carriers[h.payload.id], bonus = slot, scale * pages.score(slot)
+                carriers[h.payload.id] = slot
+                bonus = scale * pages.score(slot) + link_scale * links.scores.get(h.payload.path, 0.0)
             done.append(Scored(h.payload, h.score + bonus, h.slot))
         done.sort(key=lambda h: -h.score)  # stable: ties keep the order before the bonus
-        return done + ranked[len(top) :], _Paged(pages, scale, carriers)
+        return done + ranked[len(top) :], _Paged(pages, scale, carriers, links, link_scale)
 
     def _named(self, names: Sequence[str], k: int, request: RetrievalRequest) -> tuple[list[Scored[Unit]], int, _Paged]:
         """A query of stop words alone (`after`): pages ranked by the names their page field holds,
@@ -257,6 +269,8 @@ class BM25Retriever:
             summed: dict[str, float] = {}
             for term, share in paged.pages.explain(slot):
                 summed[term] = summed.get(term, 0.0) + paged.scale * share
+            for term, share in paged.linked.shares(h.payload.path).items():
+                summed[term] = summed.get(term, 0.0) + paged.link_scale * share
             out[h.payload.id] = tuple(summed.items())
         return out
 

@@ -196,7 +196,7 @@ def test_what_a_convention_says_survives_the_cache(tmp_path: Path) -> None:
         {f.path: library.prepare(f.path, f.uri, f.text, f.searchable, f.meta.title, f.meta.tags) for f in files}
     )
     paths = [f.path for f in files]
-    packed = arrays(root, "k", Saved(files, library.sections.pack(paths), library.windows.pack(paths)))
+    packed = arrays(root, "k", Saved(files, *library.pack(paths)))
     restored = {f.rel: f for f in restore(root, "k", packed).files}
     assert {rel: f.meta for rel, f in restored.items()} == {f.rel: f.meta for f in files}
     assert restored[".kiro/steering/broken.md"].meta.problem is not None
