@@ -8,7 +8,8 @@ to that file changes its own links and nothing of the pages they point to.
 A link is a `Unit` of one line whose text is the link's words and whose `anchor` is its target
 within the root (`target`): `guides/routing.md` for `[...](../guides/routing.md#redirects)` from
 `reference/config.md`, `/docs/app/after` for a site path, which names a page by its last folders
-(`pages`). Links to other sites, to a place in the same file, and images are not kept.
+(`Pages`). Links to other sites, to a place in the same file, images, and links in code fences are
+not kept.
 """
 
 from __future__ import annotations

@@ -158,9 +158,10 @@ _FENCE = re.compile(r"[ \t]*(`{3,}|~{3,})")
 
 
 def fences_blanked(lines: list[str]) -> list[str]:
-    """MDX's lines with every fenced block blank, its fences found at any indentation (as MDX
-    finds them inside JSX and list items): nothing in a fence can be a heading. A fence closes at
-    a line holding only a run of its character at least as long."""
+    """The lines with every fenced block blank, its fences found at any indentation (as MDX finds
+    them inside JSX and list items): nothing in a fence can be a heading of an MDX file, or a link
+    (`retrieval.chunks.links`). A fence closes at a line holding only a run of its character at
+    least as long."""
     out: list[str] = []
     fence = ""
     for line in lines:

@@ -54,7 +54,8 @@ class Ranking:
     link_weight: float = 0.25
     """How much the words of links to a page weigh beside its own headings and path in the page
     bonus (`search_docs`; `retrieval.chunks.links`): the page most linked to with the query's words
-    gains this fraction of the best hit's score (0: off, and no links are indexed)."""
+    gains this fraction of the best hit's score (0: off, and no links are indexed). Only with a
+    page bonus (`page_weight`)."""
     score_floor: float = 0.3
     """Drop hits scoring below this fraction of the best hit's score (0: keep every positive)."""
     feedback: bool = False

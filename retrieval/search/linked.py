@@ -25,8 +25,8 @@ the links past these add little to any page."""
 
 @dataclass(frozen=True, slots=True)
 class Linked:
-    """Each credited page's score from the words of links to it (each wording's best link), and
-    what explains it."""
+    """Each credited page's score from the words of links to it (links matching alike counted
+    once), and what explains it."""
 
     scores: dict[str, float] = field(default_factory=dict)
     credited: dict[str, list[int]] = field(default_factory=dict)

@@ -141,7 +141,10 @@ class BM25Retriever:
     (`retrieval.engine.index.apart`). A page
     titled with what the query asks about rises over pages that only mention its words often;
     measured in docs/quality.md. The page field also holds a page's names that are one stop word
-    (`Ranking.page_terms`), which `names` finds in the query: `after()` finds `after.md`.
+    (`Ranking.page_terms`), which `names` finds in the query: `after()` finds `after.md`. With
+    `links` and a `link_weight`, the bonus also holds `link_weight` times the best hit's score,
+    times how well the links pointing to the page match the query against the best such match
+    among those pages (`retrieval.search.linked`).
     """
 
     def __init__(
