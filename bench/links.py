@@ -13,17 +13,12 @@ import time
 from collections.abc import Sequence
 
 from bench.devsets import indexed, load_sets
-from bench.measure import median
+from bench.measure import median, percentile
 from retrieval.engine.ranking import DEFAULT
 from retrieval.search.answer import WINDOWS, SearchRequest
 from retrieval.search.policy import Policy
 
 REPEATS = 5
-
-
-def percentile(values: Sequence[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -51,7 +46,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 times[name].append(median(taken))
         ms = {name: [t * 1000 for t in taken] for name, taken in times.items()}
         p50 = {name: median(taken) for name, taken in ms.items()}
-        p95 = {name: percentile(taken, 0.95) for name, taken in ms.items()}
+        p95 = {name: percentile(taken, 95) for name, taken in ms.items()}
         print(
             f"| {devset.name} | {len(corpus.files)} | {library.links.n_docs} | {len(devset.questions)} "
             f"| {p50['without']:.2f} ms | {p50['with']:.2f} ms | {p95['without']:.2f} ms | {p95['with']:.2f} ms "

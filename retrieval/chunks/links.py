@@ -15,17 +15,16 @@ not kept.
 from __future__ import annotations
 
 import functools
+import posixpath
 import re
 from collections.abc import Iterable
-from posixpath import splitext
-from urllib.parse import unquote
+from urllib.parse import unquote, urlsplit
 
 from corpus.markdown import is_markdown, split_lines
 from retrieval.chunks.sections import fences_blanked
 from retrieval.chunks.units import Unit, line_starts
 
 _LINK = re.compile(r"(?<![!\\])\[([^\[\]\n]{1,200})\]\(\s*<?([^()\s<>]+)>?(?:\s+(?:\"[^\"]*\"|'[^']*'))?\s*\)")
-_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
 _NUMBERED = re.compile(r"^\d+[-_.]")
 _PAGE_SUFFIXES = (".md", ".mdx", ".markdown", ".html", ".htm")
 _FOLDER_PAGES = ("index", "readme", "_index")
@@ -66,22 +65,22 @@ def target(rel: str, href: str) -> str | None:
     """Where `href`, written in the file at `rel` (a path inside its root), points: a path inside
     the root, or a site path starting with `/`; None for another site, a place in the same file,
     or a path that leaves the root."""
-    href = unquote(href.split("#", 1)[0].split("?", 1)[0]).replace("\\", "/")
-    if not href or href.startswith("//") or _SCHEME.match(href):
+    parts = urlsplit(href)
+    path = unquote(parts.path).replace("\\", "/")
+    if parts.scheme or parts.netloc or not path:
         return None
-    if href.startswith("/"):
-        parts = [p for p in href.split("/") if p not in ("", ".")]
-        return "/" + "/".join(parts) if parts else None
-    kept: list[str] = rel.split("/")[:-1]
-    for part in href.split("/"):
-        if part == "..":
-            if not kept:
-                return None
-            kept.pop()
-        elif part not in ("", "."):
-            kept.append(part)
-    joined = "/".join(kept)
-    return None if not kept or joined == rel else joined
+    if path.startswith("/"):
+        names = [p for p in path.split("/") if p not in ("", ".")]
+        return "/" + "/".join(names) if names else None
+    found = within(rel, path)
+    return None if found == rel else found
+
+
+def within(rel: str, path: str) -> str | None:
+    """A relative `path`, written in the file at `rel`, as a path inside the root (None: it leaves
+    the root)."""
+    joined = posixpath.normpath(posixpath.join(posixpath.dirname(rel), path))
+    return None if joined in (".", "..") or joined.startswith("../") else joined
 
 
 @functools.lru_cache(maxsize=4096)
@@ -91,7 +90,7 @@ def page_key(path: str) -> tuple[str, ...]:
     `guide`)."""
     parts = [p for p in path.strip("/").split("/") if p]
     if parts:
-        stem, suffix = splitext(parts[-1])
+        stem, suffix = posixpath.splitext(parts[-1])
         parts[-1] = stem if suffix.casefold() in _PAGE_SUFFIXES else parts[-1]
     names = [_NUMBERED.sub("", p).casefold() for p in parts]
     if names and names[-1] in _FOLDER_PAGES:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import posixpath
 from dataclasses import dataclass
 from functools import lru_cache
 from urllib.parse import unquote, urlsplit
 
 from corpus.catalog import Corpus
 from corpus.identity import split_display
+from retrieval.chunks.links import within
 from retrieval.chunks.sections import markdown as commonmark
 from retrieval.chunks.units import Unit
 
@@ -41,10 +41,8 @@ def links(unit: Unit, corpus: Corpus) -> tuple[LinkTo, ...]:
         parts = urlsplit(href)
         if parts.scheme or parts.netloc:
             continue  # http:, mailto:, agents:... are not relative links
-        target = (
-            rel if not parts.path else posixpath.normpath(posixpath.join(posixpath.dirname(rel), unquote(parts.path)))
-        )
-        if target.startswith("../") or target == "..":
+        target = rel if not parts.path else within(rel, unquote(parts.path))
+        if target is None:
             continue  # leaves the root
         f = corpus.files.get(f"{label}/{target}")
         if f is None:
