@@ -33,6 +33,8 @@ DEVSETS = Path(__file__).resolve().parent / "devsets"
 KINDS = ("lookup", "how-to", "conceptual", "comparison", "troubleshooting")
 DEPTH = 10
 """How deep each answer is read: a page or section ranked below this counts as not found."""
+Hit = tuple[str, str | None]
+"""A hit as the sets judge it: its path in the set's files and its heading."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +81,7 @@ def indexed(devset: DevSet, ranking: Ranking) -> tuple[Corpus, Library]:
     return corpus, index_corpus(corpus, Library(ranking))
 
 
-def ranked(policy: Policy, corpus: Corpus, query: str, kind: SearchKind) -> list[tuple[str, str | None]]:
+def ranked(policy: Policy, corpus: Corpus, query: str, kind: SearchKind) -> list[Hit]:
     """(path in the set's files, heading) of each hit, best first, as the tool answers it."""
     request = SearchRequest(query=query, kind=kind, k=DEPTH, deadline_s=60.0)
     return [(split_display(d.unit.path)[1], d.unit.heading) for d in policy.answer(request, corpus).docs]
@@ -98,17 +100,19 @@ class Ranks:
     section: list[int | None]
     file: list[int | None]
 
+    def add(self, q: Judged, sections: Sequence[Hit], windows: Sequence[Hit]) -> None:
+        """One question's ranks, from its sections and windows as (path, heading), best first."""
+        self.section.append(first(sections, q.sections))
+        self.file.append(first(dict.fromkeys(p for p, _ in sections), q.pages))
+        self.page.append(first(dict.fromkeys(p for p, _ in windows), q.pages))
+
 
 def run(devset: DevSet, ranking: Ranking) -> Ranks:
     corpus, library = indexed(devset, ranking)
     policy = Policy(library)
     ranks = Ranks([], [], [])
     for q in devset.questions:
-        sections = ranked(policy, corpus, q.text, SECTIONS)
-        windows = ranked(policy, corpus, q.text, WINDOWS)
-        ranks.section.append(first(sections, q.sections))
-        ranks.file.append(first(dict.fromkeys(p for p, _ in sections), q.pages))
-        ranks.page.append(first(dict.fromkeys(p for p, _ in windows), q.pages))
+        ranks.add(q, ranked(policy, corpus, q.text, SECTIONS), ranked(policy, corpus, q.text, WINDOWS))
     return ranks
 
 

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from bench.devsets import DEPTH, HEADER, DevSet, Ranks, first, indexed, joined, load_sets, row
+from bench.devsets import DEPTH, HEADER, DevSet, Hit, Ranks, indexed, joined, load_sets, row
 from corpus.identity import split_display
 from retrieval.chunks.sections import INTRO
 from retrieval.chunks.units import Unit
@@ -105,10 +105,7 @@ def reranked(scores: Sequence[float], similarities: Sequence[float], weight: flo
     return sorted(range(len(scores)), key=lambda i: -blended[i])
 
 
-Keyed = tuple[str, str | None]
-
-
-def keyed(unit: Unit) -> Keyed:
+def keyed(unit: Unit) -> Hit:
     return split_display(unit.path)[1], unit.heading
 
 
@@ -126,7 +123,7 @@ def run(devset: DevSet, model: MiniLM, alone: bool) -> dict[str, Ranks]:
     )
     for q in devset.questions:
         question = model.embed(q.text)
-        lists: dict[str, dict[SearchKind, list[Keyed]]] = {name: {} for name in names}
+        lists: dict[str, dict[SearchKind, list[Hit]]] = {name: {} for name in names}
         for kind in (WINDOWS, SECTIONS):
             request = SearchRequest(query=q.text, kind=kind, k=CANDIDATES, deadline_s=60.0)
             docs = policy.answer(request, corpus).docs
@@ -140,10 +137,7 @@ def run(devset: DevSet, model: MiniLM, alone: bool) -> dict[str, Ranks]:
                 alike = [float(model.unit(u) @ question) for u in units]
                 lists["MiniLM alone"][kind] = [keyed(units[i]) for i in np.argsort(alike)[::-1][:DEPTH]]
         for name, found in lists.items():
-            sections, windows = found[SECTIONS][:DEPTH], found[WINDOWS][:DEPTH]
-            out[name].section.append(first(sections, q.sections))
-            out[name].file.append(first(dict.fromkeys(p for p, _ in sections), q.pages))
-            out[name].page.append(first(dict.fromkeys(p for p, _ in windows), q.pages))
+            out[name].add(q, found[SECTIONS][:DEPTH], found[WINDOWS][:DEPTH])
     return out
 
 
