@@ -115,7 +115,8 @@ class Policy:
         asked = RetrievalRequest("", depth, deadline=deadline, allow=allow, explain=request.explain)
         result, method, reason = _ranked(retriever, query, scope, asked)
         if more:
-            result = fuse([result, *(_ranked(retriever, q, scope, asked)[0] for q in more)], want + 1)
+            lists = [result, *(_ranked(retriever, q, scope, asked)[0] for q in more)]
+            result = fuse(lists, want + 1, pages=scope.kind is SearchKind.WINDOWS)
             query = _joined(query, more)
         if result.docs:
             page = _page(result.docs, offset, k, method, reason, result.candidates, partial=result.partial)

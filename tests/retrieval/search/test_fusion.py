@@ -31,6 +31,32 @@ def test_equal_fused_scores_keep_the_order_of_the_queries() -> None:
     assert [d.unit.heading for d in fused.docs] == ["a"]
 
 
+def window(page: str, chunk: int) -> RetrievedDocument:
+    unit = Unit(
+        f"docs/{page}.md", f"docs://{page}.md", "", chunk * 10 + 1, chunk * 10 + 9, heading=page, chunk_id=chunk
+    )
+    return RetrievedDocument(unit, 1.0)
+
+
+def test_a_page_every_query_finds_by_other_windows_comes_before_a_window_they_share() -> None:
+    """search_docs: each query ranks page A first, by a different window; both rank B's one window
+    second. A's windows are different units, so by window B would lead (2/62 against 1/61); by
+    page A leads (2/61), and its other window keeps its own place."""
+    lists = [Found([window("a", 0), window("b", 0)], 2), Found([window("a", 1), window("b", 0)], 2)]
+    by_window = fuse(lists, 3)
+    by_page = fuse(lists, 3, pages=True)
+    assert [d.id for d in by_window.docs] == ["docs/b.md#0", "docs/a.md#0", "docs/a.md#1"]
+    assert [d.id for d in by_page.docs] == ["docs/a.md#0", "docs/b.md#0", "docs/a.md#1"]
+
+
+def test_a_page_found_by_one_query_only_does_not_overtake_one_found_by_all() -> None:
+    """B is found by both queries (by two windows), A and C by one each: B's best window leads, at
+    its page's score; A, first in one list, comes next; B's other window is placed by its own."""
+    lists = [Found([window("a", 0), window("b", 0)], 2), Found([window("b", 1), window("c", 0)], 2)]
+    fused = [d.id for d in fuse(lists, 4, pages=True).docs]
+    assert fused == ["docs/b.md#1", "docs/a.md#0", "docs/b.md#0", "docs/c.md#0"]
+
+
 def test_the_same_query_said_twice_is_asked_once() -> None:
     assert variants("Deploy  rollback", ["deploy rollback", " ", "rollback window", "Rollback Window"]) == (
         "Deploy  rollback",
