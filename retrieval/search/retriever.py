@@ -359,7 +359,8 @@ def similar(a: frozenset[Hashable], b: frozenset[Hashable], threshold: float) ->
         return True
     if min(len(a), len(b)) < threshold * max(len(a), len(b)):
         return False  # the overlap is at most the smaller set, the union at least the larger
-    return len(a & b) >= threshold * len(a | b)
+    shared = len(a & b)
+    return shared >= threshold * (len(a) + len(b) - shared)  # the union's size, without making it
 
 
 def overlaps(a: Unit, b: Unit) -> bool:
