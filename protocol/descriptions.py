@@ -324,7 +324,7 @@ Query = Annotated[
 ]
 Queries = Annotated[
     list[str],
-    Field(description="Variants of the query, fused by rank.", max_length=MAX_QUERIES - 1),
+    Field(description="A variant or two: other words, the option's name.", max_length=MAX_QUERIES - 1),
 ]
 # Every number argument advertises its range as `minimum`/`maximum` (what a model should send),
 # and is never validated against it: `protocol.arguments.whole_number` clamps a number outside it.

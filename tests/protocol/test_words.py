@@ -187,7 +187,7 @@ async def test_input_schemas_keep_every_constraint_and_description(server: Agent
     assert "default" not in search["properties"]["generation"]  # a null default says nothing
     assert search["properties"]["queries"] == {
         "default": [],
-        "description": "Variants of the query, fused by rank.",
+        "description": "A variant or two: other words, the option's name.",
         "items": {"type": "string"},
         "maxItems": 4,
         "type": "array",
