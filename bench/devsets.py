@@ -1,8 +1,9 @@
 """The development sets (`bench/devsets/`): questions an agent asks mid-task over real documentation
 trees and real repositories' agent files, each asked as the tools ask it (the retrieval policy, the
-shipped ranking) and scored against its judged pages and sections, beside the shipped ranking without
-the words of links to a page, without its page bonus (and so without links), and plain BM25, in the same
-run.
+shipped ranking) and scored against its judged pages and sections, beside the shipped ranking asked with
+each question's variants as the tools' `queries` (written by a language model from the question alone,
+`variants.jsonl`), without the words of links to a page, without its page bonus (and so without links),
+and plain BM25, in the same run.
 
     uv run python -m bench.devsets              # the table (about a minute)
     uv run python -m bench.devsets --misses     # and every question whose answer is not in the top 3
@@ -16,9 +17,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from corpus.catalog import Corpus, load
 from corpus.identity import split_display
@@ -44,6 +47,8 @@ class Judged:
     text: str
     kind: str
     sections: frozenset[tuple[str, str]]
+    variants: tuple[str, ...] = ()
+    """Other ways of asking it, as an agent sends them in the tools' `queries` (`variants.jsonl`)."""
 
     @property
     def pages(self) -> frozenset[str]:
@@ -59,16 +64,33 @@ class DevSet:
     questions: tuple[Judged, ...]
 
 
+@dataclass(frozen=True, slots=True)
+class Ranker:
+    """One column of runs: a ranking, asked with or without the questions' variants."""
+
+    who: str
+    ranking: Ranking
+    queries: bool = False
+    """Each question asked with its variants as the tools' `queries`."""
+
+
+def rows(path: Path) -> list[dict[str, Any]]:
+    """A JSON lines file's rows (none when it is absent)."""
+    if not path.is_file():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
 def load_sets(folder: Path = DEVSETS) -> list[DevSet]:
-    """Every set under `folder`: a sub-folder holding `files/` and `questions.jsonl`."""
+    """Every set under `folder`: a sub-folder holding `files/` and `questions.jsonl` (and, if it has
+    them, the questions' variants in `variants.jsonl`)."""
     sets = []
     for path in sorted(p for p in folder.iterdir() if (p / "questions.jsonl").is_file()):
+        more = {row["question"]: tuple(row["queries"]) for row in rows(path / "variants.jsonl")}
         questions = []
-        for line in (path / "questions.jsonl").read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                row = json.loads(line)
-                answers = frozenset((a["path"], a["heading"]) for a in row["answers"])
-                questions.append(Judged(row["question"], row["kind"], answers))
+        for row in rows(path / "questions.jsonl"):
+            answers = frozenset((a["path"], a["heading"]) for a in row["answers"])
+            questions.append(Judged(row["question"], row["kind"], answers, more.get(row["question"], ())))
         sets.append(DevSet(path.name, path / "files", path.name.startswith("agents-"), tuple(questions)))
     return sets
 
@@ -81,9 +103,9 @@ def indexed(devset: DevSet, ranking: Ranking) -> tuple[Corpus, Library]:
     return corpus, index_corpus(corpus, Library(ranking))
 
 
-def ranked(policy: Policy, corpus: Corpus, query: str, kind: SearchKind) -> list[Hit]:
+def ranked(policy: Policy, corpus: Corpus, query: str, kind: SearchKind, queries: Sequence[str] = ()) -> list[Hit]:
     """(path in the set's files, heading) of each hit, best first, as the tool answers it."""
-    request = SearchRequest(query=query, kind=kind, k=DEPTH, deadline_s=60.0)
+    request = SearchRequest(query=query, kind=kind, k=DEPTH, deadline_s=60.0, variants=tuple(queries))
     return [(split_display(d.unit.path)[1], d.unit.heading) for d in policy.answer(request, corpus).docs]
 
 
@@ -99,6 +121,8 @@ class Ranks:
     page: list[int | None]
     section: list[int | None]
     file: list[int | None]
+    seconds: float = 0.0
+    """How long the questions took to answer, both tools (`run`)."""
 
     def add(self, q: Judged, sections: Sequence[Hit], windows: Sequence[Hit]) -> None:
         """One question's ranks, from its sections and windows as (path, heading), best first."""
@@ -107,12 +131,19 @@ class Ranks:
         self.page.append(first(dict.fromkeys(p for p, _ in windows), q.pages))
 
 
-def run(devset: DevSet, ranking: Ranking) -> Ranks:
-    corpus, library = indexed(devset, ranking)
+def run(devset: DevSet, ranker: Ranker) -> Ranks:
+    corpus, library = indexed(devset, ranker.ranking)
     policy = Policy(library)
     ranks = Ranks([], [], [])
     for q in devset.questions:
-        ranks.add(q, ranked(policy, corpus, q.text, SECTIONS), ranked(policy, corpus, q.text, WINDOWS))
+        more = q.variants if ranker.queries else ()
+        started = time.perf_counter()
+        sections, windows = (
+            ranked(policy, corpus, q.text, SECTIONS, more),
+            ranked(policy, corpus, q.text, WINDOWS, more),
+        )
+        ranks.seconds += time.perf_counter() - started
+        ranks.add(q, sections, windows)
     return ranks
 
 
@@ -144,14 +175,15 @@ def joined(parts: Iterable[Ranks]) -> Ranks:
         out.page += r.page
         out.section += r.section
         out.file += r.file
+        out.seconds += r.seconds
     return out
 
 
-def report(sets: Sequence[DevSet], rankings: Sequence[tuple[str, Ranking]], misses: bool = False) -> list[str]:
+def report(sets: Sequence[DevSet], rankers: Sequence[Ranker], misses: bool = False) -> list[str]:
     """The table: each set, the documentation sets together, the agent files sets together, all,
-    and each kind of question, for each ranking; then the misses of the first ranking."""
+    and each kind of question, for each ranker; then the misses of the first ranker."""
     out = [*HEADER]
-    runs = {who: {s.name: run(s, ranking) for s in sets} for who, ranking in rankings}
+    runs = {r.who: {s.name: run(s, r) for s in sets} for r in rankers}
     groups = [(s.name, [s]) for s in sets]
     groups += [
         ("documentation", [s for s in sets if not s.agents]),
@@ -172,6 +204,10 @@ def report(sets: Sequence[DevSet], rankings: Sequence[tuple[str, Ranking]], miss
             ]
             if picked:
                 out.append(row(f"kind: {kind}", who, joined(picked)))
+    out += ["", "A question's time, both tools, in this process (the index built, the policy as the tools run it):"]
+    for who, by_set in runs.items():
+        together = joined(by_set.values())
+        out.append(f"- {who}: {1000 * together.seconds / max(len(together.section), 1):.1f} ms")
     if misses:
         out += ["", "Not in the top 3 (sections; pages for documentation):", ""]
         who, by_set = next(iter(runs.items()))
@@ -191,13 +227,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--only", action="append", metavar="SET", help="only this set (repeatable)")
     args = parser.parse_args(argv)
     sets = [s for s in load_sets() if not args.only or s.name in args.only]
-    rankings = [
-        ("ours", DEFAULT),
-        ("ours, no links", DEFAULT.but(link_weight=0.0)),
-        ("ours, no page bonus", DEFAULT.but(page_weight=0.0)),
-        ("plain BM25", PLAIN),
+    rankers = [
+        Ranker("ours", DEFAULT),
+        Ranker("ours, with queries", DEFAULT, queries=True),
+        Ranker("ours, no links", DEFAULT.but(link_weight=0.0)),
+        Ranker("ours, no page bonus", DEFAULT.but(page_weight=0.0)),
+        Ranker("plain BM25", PLAIN),
     ]
-    print("\n".join(report(sets, rankings, args.misses)))
+    print("\n".join(report(sets, rankers, args.misses)))
     return 0
 
 

@@ -315,9 +315,14 @@ def report(data: Data, ranking: Ranking, show_misses: bool, only: frozenset[str]
 
 
 def devsets_report(sets: Sequence[devsets.DevSet], ranking: Ranking) -> list[str]:
-    """Our development sets by group (documentation, agent files, all), beside plain BM25."""
-    rankings = [("ours", ranking), ("plain BM25", PLAIN)]
-    rows = devsets.report(sets, rankings)
+    """Our development sets by group (documentation, agent files, all), beside the same ranking asked
+    with the questions' variants as `queries`, and plain BM25."""
+    rankers = [
+        devsets.Ranker("ours", ranking),
+        devsets.Ranker("ours, with queries", ranking, queries=True),
+        devsets.Ranker("plain BM25", PLAIN),
+    ]
+    rows = devsets.report(sets, rankers)
     groups = tuple(f"| {group} | " for group in ("documentation", "agent files", "all"))
     out = ["", "## Development sets (search_docs pages; context_search sections)", "", *rows[:2]]
     out += [line for line in rows[2:] if line.startswith(groups)]

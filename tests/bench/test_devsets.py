@@ -7,7 +7,7 @@ from collections import Counter
 
 import pytest
 
-from bench.devsets import DEVSETS, KINDS, indexed, load_sets, main
+from bench.devsets import DEVSETS, KINDS, indexed, load_sets, main, rows
 from retrieval.engine.ranking import DEFAULT
 
 
@@ -25,6 +25,16 @@ def test_the_sets_are_large_mixed_and_carry_their_source_and_licence() -> None:
         assert "commit" in source.casefold(), s.name
 
 
+def test_every_question_has_the_variants_it_is_also_asked_with() -> None:
+    """`variants.jsonl` holds, for each question of its set and in the same order, the two to four
+    other ways of asking it that the tools' `queries` get in the "with queries" runs."""
+    for s in load_sets():
+        written = rows(DEVSETS / s.name / "variants.jsonl")
+        assert [row["question"] for row in written] == [q.text for q in s.questions], s.name
+        for q in s.questions:
+            assert 2 <= len(q.variants) <= 4 and all(v.strip() for v in q.variants), (s.name, q.text)
+
+
 def test_every_judged_section_is_one_the_server_serves() -> None:
     """Each answer names a section as the server cuts the file (its heading as written), in a file
     the server serves from that folder: a judgment that cannot be found cannot be scored."""
@@ -40,4 +50,5 @@ def test_the_benchmark_prints_each_set_and_kind(capsys: pytest.CaptureFixture[st
     out = capsys.readouterr().out
     n = len(next(s for s in load_sets() if s.name == "httpx").questions)
     assert f"| httpx | {n} | ours |" in out and f"| httpx | {n} | plain BM25 |" in out
+    assert f"| httpx | {n} | ours, with queries |" in out
     assert "| kind: troubleshooting |" in out
