@@ -207,6 +207,7 @@ def test_the_instructions_reach_the_model_whole_and_first_line_first(harness: Ha
         return
     start = seen.index("agents-context: call")
     assert "call pinned_context once" in seen[start : start + 2048]
+    assert "a variant or two in queries" in seen[start : start + 2048]  # what to send, before any schema
     assert "being indexed" not in seen
 
 
