@@ -319,6 +319,39 @@ async def test_several_ways_of_asking_are_searched_and_fused_in_one_call(server:
     assert docs["hits"] and docs["hits"][0]["path"] == ".AGENTS/security.md"  # one string: a list of one
 
 
+async def test_search_docs_puts_first_the_page_every_way_of_asking_ranks_first(
+    make_tree: Callable[..., Path],
+) -> None:
+    """Each query alone ranks the cache page first, by a different passage of it, and the notes
+    page second by its one passage: fused, the cache page leads (by passage the notes would, as
+    the one passage both queries found)."""
+
+    def filler(tag: str) -> str:
+        return " ".join(f"{tag}{i % 37}" for i in range(420))
+
+    warm = "Warming fills cache entries before traffic arrives. " * 12 + filler("alpha")
+    evict = "Eviction drops cache entries when memory runs short. " * 12 + filler("beta")
+    docs = make_tree(
+        {
+            "guide/cache.md": f"# Cache\n\n## Warming\n\n{warm}\n\n## Eviction\n\n{evict}\n",
+            "notes.md": "# Notes\n\nMentions warming once and eviction once, among words about cache entries.\n",
+        },
+        name="docs",
+    )
+    server = make_server(make_tree({"overview.md": "# Overview\n\nThe project.\n"}), docs=[docs])
+    async with Client(server) as client:
+        lists = [
+            (await call(client, "search_docs", query=q, detail="paths"))[2] for q in ("cache warming", "cache eviction")
+        ]
+        _, _, fused = await call(
+            client, "search_docs", query="cache warming", queries=["cache eviction"], detail="paths"
+        )
+    alone = [[(h["path"], h["chunk_id"]) for h in found["hits"]][:2] for found in lists]
+    assert alone[0][0][0] == alone[1][0][0] == "docs/guide/cache.md" and alone[0][0] != alone[1][0]
+    assert alone[0][1] == alone[1][1] == ("docs/notes.md", 0)
+    assert [h["path"] for h in fused["hits"]][:2] == ["docs/guide/cache.md", "docs/notes.md"]
+
+
 async def test_too_many_queries_or_not_strings_get_one_sentence(server: AgentsServer) -> None:
     async with Client(server) as client:
         many = await client.call_tool("context_search", {"query": "deploy", "queries": ["a", "b", "c", "d", "e"]})
