@@ -5,7 +5,7 @@ each question's variants as the tools' `queries` (written by a language model fr
 `variants.jsonl`), without the words of links to a page, without its page bonus (and so without links),
 and plain BM25, in the same run.
 
-    uv run python -m bench.devsets              # the table (about a minute)
+    uv run python -m bench.devsets              # the table, and a question's time (two minutes)
     uv run python -m bench.devsets --misses     # and every question whose answer is not in the top 3
 
 Documentation sets: `search_docs` ranks windows, and a page's rank is where its first window is

@@ -13,8 +13,9 @@ gains = relevance, R@100, MAP over the top 1000). Tuning data: markdown-dev, all
 SciFact's odd query ids; SciFact's even ids are held out and reported, never tuned on.
 
 `devsets` is our own development sets (`bench/devsets/`, 522 questions over nine documentation
-trees and seven repositories' agent files), summed up by group; `bench.devsets` prints them by set
-and by kind of question, and lists the misses.
+trees and seven repositories' agent files), summed up by group, each question asked alone and with
+its variants as `queries`; `bench.devsets` prints them by set and by kind of question, and lists the
+misses.
 """
 
 from __future__ import annotations
