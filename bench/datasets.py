@@ -13,6 +13,7 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from corpus.catalog import load
 from corpus.roots import make_roots
@@ -42,7 +43,8 @@ class MarkdownDev:
     """Corpus name -> its folder."""
 
 
-def read_jsonl(path: Path) -> Iterator[dict[str, object]]:
+def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
+    """A JSON lines file's rows, blank lines skipped."""
     with path.open(encoding="utf-8") as lines:
         for line in lines:
             if line.strip():

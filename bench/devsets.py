@@ -16,13 +16,12 @@ files sets (`agents-*`, served as a project's agent files): sections (hit@1, hit
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from bench.datasets import read_jsonl
 from corpus.catalog import Corpus, load
 from corpus.identity import split_display
 from corpus.roots import make_roots
@@ -74,21 +73,15 @@ class Ranker:
     """Each question asked with its variants as the tools' `queries`."""
 
 
-def rows(path: Path) -> list[dict[str, Any]]:
-    """A JSON lines file's rows (none when it is absent)."""
-    if not path.is_file():
-        return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-
-
 def load_sets(folder: Path = DEVSETS) -> list[DevSet]:
     """Every set under `folder`: a sub-folder holding `files/` and `questions.jsonl` (and, if it has
     them, the questions' variants in `variants.jsonl`)."""
     sets = []
     for path in sorted(p for p in folder.iterdir() if (p / "questions.jsonl").is_file()):
-        more = {row["question"]: tuple(row["queries"]) for row in rows(path / "variants.jsonl")}
+        variants = path / "variants.jsonl"
+        more = {row["question"]: tuple(row["queries"]) for row in read_jsonl(variants)} if variants.is_file() else {}
         questions = []
-        for row in rows(path / "questions.jsonl"):
+        for row in read_jsonl(path / "questions.jsonl"):
             answers = frozenset((a["path"], a["heading"]) for a in row["answers"])
             questions.append(Judged(row["question"], row["kind"], answers, more.get(row["question"], ())))
         sets.append(DevSet(path.name, path / "files", path.name.startswith("agents-"), tuple(questions)))
@@ -138,10 +131,8 @@ def run(devset: DevSet, ranker: Ranker) -> Ranks:
     for q in devset.questions:
         more = q.variants if ranker.queries else ()
         started = time.perf_counter()
-        sections, windows = (
-            ranked(policy, corpus, q.text, SECTIONS, more),
-            ranked(policy, corpus, q.text, WINDOWS, more),
-        )
+        sections = ranked(policy, corpus, q.text, SECTIONS, more)
+        windows = ranked(policy, corpus, q.text, WINDOWS, more)
         ranks.seconds += time.perf_counter() - started
         ranks.add(q, sections, windows)
     return ranks

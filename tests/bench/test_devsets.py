@@ -7,7 +7,8 @@ from collections import Counter
 
 import pytest
 
-from bench.devsets import DEVSETS, KINDS, indexed, load_sets, main, rows
+from bench.datasets import read_jsonl
+from bench.devsets import DEVSETS, KINDS, indexed, load_sets, main
 from retrieval.engine.ranking import DEFAULT
 
 
@@ -29,7 +30,7 @@ def test_every_question_has_the_variants_it_is_also_asked_with() -> None:
     """`variants.jsonl` holds, for each question of its set and in the same order, the two to four
     other ways of asking it that the tools' `queries` get in the "with queries" runs."""
     for s in load_sets():
-        written = rows(DEVSETS / s.name / "variants.jsonl")
+        written = list(read_jsonl(DEVSETS / s.name / "variants.jsonl"))
         assert [row["question"] for row in written] == [q.text for q in s.questions], s.name
         for q in s.questions:
             assert 2 <= len(q.variants) <= 4 and all(v.strip() for v in q.variants), (s.name, q.text)
