@@ -32,6 +32,8 @@ from corpus.clients import BY_KEY, Client, loaded_by
 from corpus.files import CorpusFile
 from corpus.roots import DEFAULT_ROOT_NAMES, has_conventional_files, make_roots, relative_source
 from retrieval.search.applies import Applicable, applicable
+from writes.atomic import write_atomic
+from writes.locks import locked
 
 SESSION_DAYS = 7
 """A session's record unused this long is removed."""
@@ -303,34 +305,7 @@ class Session:
                 given = set(json.loads(where.read_text(encoding="utf-8")).get("given", []))
             record = cls(where, given)
             yield record
-            partial = where.with_suffix(f".{os.getpid()}.tmp")
-            partial.write_text(json.dumps({"given": sorted(record.given)}), encoding="utf-8")
-            partial.replace(where)
-
-
-@contextlib.contextmanager
-def locked(path: Path) -> Iterator[None]:
-    """An exclusive lock on `path` between processes: `flock` on POSIX, `msvcrt.locking` on
-    Windows (filelock would do, but importing it costs this short-lived process 25 ms)."""
-    with open(path, "a+b") as handle:  # noqa: PTH123 - the handle is what gets locked
-        if sys.platform == "win32":
-            import msvcrt
-
-            handle.seek(0)
-            msvcrt.locking(handle.fileno(), msvcrt.LK_LOCK, 1)  # retries for 10 s, then raises
-            try:
-                yield
-            finally:
-                handle.seek(0)
-                msvcrt.locking(handle.fileno(), msvcrt.LK_UNLCK, 1)
-        else:
-            import fcntl
-
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+            write_atomic(where, json.dumps({"given": sorted(record.given)}).encode("utf-8"), mode=0o600)
 
 
 def sweep(days: int = SESSION_DAYS) -> None:

@@ -43,6 +43,7 @@ from cli.configs import (
 )
 from cli.settings import uncompiled
 from corpus.clients import HOOK_CLIENTS
+from writes.atomic import write_atomic
 
 CLIENTS = {
     "claude-code": "Claude Code",
@@ -238,10 +239,7 @@ def apply(changes: list[Change], project: Path) -> None:
                 folder.rmdir()  # the folder setup made for it
             continue
         change.path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = change.path.with_name(f".{change.path.name}.agents-context-setup")
-        with temporary.open("w", encoding="utf-8", newline="\n") as out:
-            out.write(change.after)
-        temporary.replace(change.path)
+        write_atomic(change.path, change.after.encode("utf-8"))
 
 
 def diff(change: Change) -> str:

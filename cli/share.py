@@ -29,6 +29,8 @@ from pathlib import Path
 from typing import IO, Any
 
 from cli.state import STATE_ENV, state_dir
+from writes.atomic import write_atomic
+from writes.locks import LockTimeout, locked
 
 SHARED_ENV = "AGENTS_CONTEXT_SHARED"
 """Set on the server this command starts: the file it publishes its port and token in."""
@@ -101,11 +103,7 @@ def publish(path: Path, port: int, token: str) -> None:
     written whole and then renamed into place, so a reader never sees half of it."""
     path.parent.mkdir(parents=True, exist_ok=True)
     text = json.dumps({"port": port, "token": token, "pid": os.getpid()})
-    written = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(written, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as out:
-        out.write(text)
-    written.replace(path)
+    write_atomic(path, text.encode("utf-8"), mode=0o600)
 
 
 def serving() -> tuple[bytes, float, Callable[[int, str], None], Callable[[], None]] | None:
@@ -172,13 +170,11 @@ def reach(argv: Sequence[str], cwd: Path, env: Mapping[str, str]) -> socket.sock
     if sock is not None:
         return sock
     path.parent.mkdir(parents=True, exist_ok=True)
-    from filelock import FileLock, Timeout  # only a session that may start the server (it loads asyncio)
-
     try:
-        with FileLock(path.with_suffix(".lock"), timeout=START_S + _PATIENT_S):
+        with locked(path.with_suffix(".lock"), timeout=START_S + _PATIENT_S):
             # a server busy past the first wait is waited for longer before another is started
             return connect(path, _PATIENT_S) or _start(path, argv, cwd, env)
-    except Timeout:
+    except LockTimeout:
         raise ShareError(f"another session has been starting the shared server for {START_S:.0f} s") from None
 
 

@@ -37,11 +37,10 @@ import json
 import logging
 import os
 import re
-import tempfile
 import threading
 import time
 import unicodedata
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from importlib.metadata import version
 from pathlib import Path
@@ -49,12 +48,13 @@ from typing import Any
 
 import numpy.typing as npt
 import platformdirs
-from filelock import FileLock, Timeout
 
 from corpus.names import printable
 from corpus.roots import Root
 from live import arrayfile, codec
 from live.codec import Saved
+from writes.atomic import TEMP, replacing
+from writes.locks import LockTimeout, locked
 
 log = logging.getLogger("agents_context.cache")
 
@@ -64,7 +64,6 @@ SUFFIX = ".index"
 ABOUT = ".json"
 """Beside an entry: which root it is, for people (`cache show`); never read to restore."""
 LOCK = ".lock"
-TEMP = ".tmp"
 STALE_AFTER_S = 30 * 24 * 3600
 """An entry neither read nor written for this long is deleted."""
 MB = 1_000_000
@@ -79,7 +78,10 @@ _MARK = b'{"agents-context": 1, '
 """How an entry's `.json` begins: it is ours."""
 _KEY = r"(?:[a-z0-9]+(?:-[a-z0-9]+)*-[0-9a-f]{16}|[0-9a-f]{32})"
 """`<slug>-<hash>`, or the hash alone that earlier versions named entries by."""
-_NAME = re.compile(rf"(?P<key>{_KEY})(?P<part>\.index|\.json|\.lock|\.?[a-z0-9_]{{8}}\.tmp)")
+_NAME = re.compile(
+    rf"(?P<key>{_KEY})(?P<part>\.index|\.json|\.lock|\.?[a-z0-9_]{{8}}\.tmp)"  # an entry, or an older write's file
+    rf"|\.(?P<written>{_KEY})\.(?:index|json)\.[0-9a-f]{{8}}\.tmp"  # a file being written (`writes.atomic`)
+)
 
 
 def default_dir(env: Mapping[str, str] | None = None) -> Path:
@@ -164,8 +166,8 @@ class IndexCache:
     def _about(self, key: str) -> Path:
         return self.directory / f"{key}{ABOUT}"
 
-    def _lock(self, key: str) -> FileLock:
-        return FileLock(self.directory / f"{key}{LOCK}", timeout=0, mode=0o600)
+    def _lock(self, key: str) -> contextlib.AbstractContextManager[None]:
+        return locked(self.directory / f"{key}{LOCK}", timeout=0)
 
     def _use(self, key: str) -> None:
         with self._guard:
@@ -205,12 +207,12 @@ class IndexCache:
             self.directory.chmod(0o700)
         try:
             with self._lock(key):
-                with _atomic(self.path(key)) as out:
+                with replacing(self.path(key), mode=0o600) as out:
                     arrayfile.write(out, arrays)
                 about = {"root": printable(str(root.path)), "label": printable(root.label), "kind": root.kind.value}
-                with contextlib.suppress(OSError), _atomic(self._about(key)) as out:  # for people only
+                with contextlib.suppress(OSError), replacing(self._about(key), mode=0o600) as out:  # for people only
                     out.write(json.dumps({"agents-context": 1, "format": codec.FORMAT, **about}).encode())
-        except Timeout:
+        except LockTimeout:
             log.info("another server is writing the cache for %s; leaving it to that one", root.label)
             return False
         self.prune()
@@ -226,13 +228,13 @@ class IndexCache:
         try:
             with os.scandir(self.directory) as scan:
                 for item in scan:
-                    matched = _NAME.fullmatch(item.name)
+                    matched = _parts(item.name)
                     if matched is None:
                         continue
                     with contextlib.suppress(OSError):
                         if not item.is_file(follow_symlinks=False):
                             continue  # a link or a folder: not ours
-                        key, part = matched["key"], matched["part"]
+                        key, part = matched
                         if part.endswith(TEMP) or part == LOCK:
                             others.append(Path(item.path))
                         else:
@@ -305,10 +307,10 @@ class IndexCache:
                     return False
                 entry.path.unlink()
                 for gone in (self._about(entry.key), self.directory / f"{entry.key}{LOCK}"):
-                    with contextlib.suppress(OSError):  # a lock file in use cannot go on Windows: filelock removes it
+                    with contextlib.suppress(OSError):  # a lock file in use cannot go on Windows
                         if gone.suffix == LOCK or _ours(gone, _MARK):
                             gone.unlink()
-        except (Timeout, OSError):
+        except (LockTimeout, OSError):
             return False
         return True
 
@@ -317,21 +319,30 @@ class IndexCache:
         whose entry is gone; temporary files older than `TEMP_STALE_S`."""
         entries = {e.key for e in held.entries}
         for path in held.others:
-            key = _NAME.fullmatch(path.name)
-            if key is None or (key["key"] in entries and path.suffix != TEMP):
+            matched = _parts(path.name)
+            if matched is None or (matched[0] in entries and path.suffix != TEMP):
                 continue
-            with contextlib.suppress(Timeout, OSError):
+            with contextlib.suppress(LockTimeout, OSError):
                 if path.suffix == LOCK:
                     if path.stat().st_size:
-                        continue  # not a lock file of ours (and an old filelock would truncate it)
-                    with self._lock(key["key"]):
-                        if not self.path(key["key"]).exists():
+                        continue  # not a lock file of ours: ours are empty
+                    with self._lock(matched[0]):
+                        if not self.path(matched[0]).exists():
                             path.unlink()
                 elif path.suffix == ABOUT:
-                    if not self.path(key["key"]).exists() and _ours(path, _MARK):
+                    if not self.path(matched[0]).exists() and _ours(path, _MARK):
                         path.unlink()
                 elif now - path.stat(follow_symlinks=False).st_mtime > TEMP_STALE_S and _ours(path, None):
                     path.unlink()
+
+
+def _parts(name: str) -> tuple[str, str] | None:
+    """The key of the entry a file of the cache folder belongs to, and which of its files it is
+    (`.index`, `.json`, `.lock`, or a `.tmp` being written); None for a name not ours."""
+    matched = _NAME.fullmatch(name)
+    if matched is None:
+        return None
+    return (matched["written"], TEMP) if matched["written"] else (matched["key"], matched["part"])
 
 
 def _ours(path: Path, mark: bytes | None) -> bool:
@@ -352,21 +363,3 @@ def _described(entry: Entry, about: Path) -> Entry:
         return replace(entry, root=str(said["root"]), label=str(said["label"]), kind=str(said["kind"]))
     except (OSError, ValueError, KeyError, TypeError):
         return entry
-
-
-@contextlib.contextmanager
-def _atomic(target: Path) -> Iterator[Any]:
-    """A temporary file (0600) beside `target` that replaces it only once fully written."""
-    fd, name = tempfile.mkstemp(dir=target.parent, prefix=f"{target.stem}.", suffix=TEMP)
-    temp = Path(name)
-    try:
-        with os.fdopen(fd, "wb") as out:
-            yield out
-            out.flush()
-            os.fsync(out.fileno())
-        temp.chmod(0o600)
-        temp.replace(target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            temp.unlink()
-        raise

@@ -212,8 +212,9 @@ def test_a_second_server_writing_the_same_entry_leaves_it_to_the_first(
             "-c",
             textwrap.dedent(f"""
                 import sys
-                from filelock import FileLock
-                with FileLock({str(lock)!r}):
+                from pathlib import Path
+                from writes.locks import locked
+                with locked(Path({str(lock)!r})):
                     print("locked", flush=True)
                     sys.stdin.read()
             """),

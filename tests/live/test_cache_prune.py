@@ -200,8 +200,9 @@ def holding(lock: Path) -> Iterator[None]:
             "-c",
             textwrap.dedent(f"""
                 import sys
-                from filelock import FileLock
-                with FileLock({str(lock)!r}):
+                from pathlib import Path
+                from writes.locks import locked
+                with locked(Path({str(lock)!r})):
                     print("locked", flush=True)
                     sys.stdin.read()
             """),
