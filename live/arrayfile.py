@@ -12,7 +12,10 @@ Why not `.npz`: it reads each array through `zipfile` (a copy and a CRC per memb
 
 from __future__ import annotations
 
+import errno
 import json
+import os
+import stat
 import zlib
 from collections.abc import Mapping
 from pathlib import Path
@@ -51,10 +54,26 @@ def write(out: IO[bytes], arrays: Mapping[str, npt.NDArray[Any]]) -> None:
     out.write(crc.to_bytes(4, "little"))
 
 
+_OPEN = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+
+
 def read(path: Path) -> dict[str, npt.NDArray[Any]]:
-    """Every array of the file, as views into one buffer; `ValueError` if it is not intact."""
-    size = path.stat().st_size
-    with path.open("rb") as f:
+    """Every array of the file, as views into one buffer; `ValueError` if it is not intact, or
+    not a plain file of this user's (a link, a pipe, a device, another user's file are never read:
+    one would hang the read, or hand this process an index of someone else's making)."""
+    try:
+        fd = os.open(path, _OPEN)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise ValueError("a link, not an array file") from None
+        raise
+    with os.fdopen(fd, "rb") as f:
+        found = os.fstat(fd)
+        if not stat.S_ISREG(found.st_mode):
+            raise ValueError("not a plain file")
+        if hasattr(os, "geteuid") and found.st_uid != os.geteuid():
+            raise ValueError("another user's file")
+        size = found.st_size
         buffer = f.read(size + 1)  # bytes, not a zero-filled bytearray: 64 MB is 25 ms less
     if len(buffer) != size:
         raise ValueError("the file changed size while it was read")

@@ -143,6 +143,7 @@ class IndexCache:
         self._using: set[str] = set()
         """The entries this process read or wrote: never pruned by it."""
         self._guard = threading.Lock()
+        self._warned = False
 
     def key(self, root: Root, pins: Sequence[str], max_bytes: int) -> str:
         identity = {
@@ -169,6 +170,21 @@ class IndexCache:
     def _lock(self, key: str) -> contextlib.AbstractContextManager[None]:
         return locked(self.directory / f"{key}{LOCK}", timeout=0)
 
+    def _foreign(self) -> bool:
+        """Whether the folder belongs to another user (POSIX): its entries are then neither read
+        nor written, since that user could change what this server serves or read what it
+        indexed. Said once in the log."""
+        try:
+            owner = self.directory.stat().st_uid
+        except OSError:
+            return False  # not there yet: save makes it, this user's
+        if not hasattr(os, "geteuid") or owner == os.geteuid():
+            return False
+        if not self._warned:
+            self._warned = True
+            log.warning("not using the cache in %s: the folder belongs to another user", self.directory)
+        return True
+
     def _use(self, key: str) -> None:
         with self._guard:
             self._using.add(key)
@@ -179,6 +195,8 @@ class IndexCache:
         """The saved root, or None (no entry, or one that cannot be trusted: it is deleted).
         Its last use is now."""
         self._use(key)
+        if self._foreign():
+            return None
         path = self.path(key)
         try:
             restored = codec.restore(root, key, arrayfile.read(path))
@@ -203,6 +221,8 @@ class IndexCache:
         process holds the entry's lock."""
         self._use(key)
         self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if self._foreign():
+            return False
         with contextlib.suppress(OSError):
             self.directory.chmod(0o700)
         try:
@@ -259,8 +279,10 @@ class IndexCache:
         """Delete the entries unused for `STALE_AFTER_S`, then the least recently used ones until
         the rest add up to `cap_bytes` at most; and leftovers (a lock or `.json` without its entry,
         a temporary file of a write that died). Never an entry this process uses or another holds
-        the lock of. The entries deleted."""
+        the lock of; nothing in a folder of another user's. The entries deleted."""
         now = time.time() if now is None else now
+        if self._foreign():
+            return []
         try:
             held = self.listing()
         except OSError as exc:

@@ -165,6 +165,51 @@ def test_a_damaged_entry_is_discarded_and_rebuilt_never_trusted(
         pristine = entry.read_bytes()
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="links and pipes of POSIX")
+def test_a_link_or_a_pipe_planted_as_an_entry_is_never_read(
+    trees: tuple[Path, Path], cache_dir: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A pipe would hang the start for ever; a link would read a file of anyone's choosing."""
+    agents, docs = trees
+    open_live(agents, docs, cache_dir).close()
+    entry = max(cache_dir.glob("*.index"), key=lambda p: p.stat().st_size)  # the docs root's
+    real = tmp_path / "real.index"
+    entry.replace(real)
+    for name, plant in (("link", lambda: entry.symlink_to(real)), ("pipe", lambda: os.mkfifo(entry))):
+        plant()
+        caplog.clear()
+        live = open_live(agents, docs, cache_dir)
+        assert "discarding the cache for docs" in caplog.text, name
+        assert_like_fresh(live, agents, docs)
+        live.close()
+        assert entry.is_file() and not entry.is_symlink(), f"{name}: replaced by an entry of its own"
+        entry.unlink()
+    assert real.is_file()
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs to give files to another user")
+def test_a_cache_folder_or_entry_of_another_user_is_never_trusted(
+    trees: tuple[Path, Path], cache_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    agents, docs = trees
+    open_live(agents, docs, cache_dir).close()
+    entries = sorted(cache_dir.glob("*.index"))
+    os.chown(entries[0], 12345, 12345)
+    caplog.clear()
+    live = open_live(agents, docs, cache_dir)
+    assert "discarding the cache" in caplog.text
+    assert_like_fresh(live, agents, docs)
+    live.close()
+    os.chown(cache_dir, 12345, 12345)
+    before = {p.name: p.stat().st_mtime_ns for p in cache_dir.iterdir()}
+    caplog.clear()
+    live = open_live(agents, docs, cache_dir)
+    assert "belongs to another user" in caplog.text
+    assert_like_fresh(live, agents, docs)
+    live.close()
+    assert {p.name: p.stat().st_mtime_ns for p in cache_dir.iterdir()} == before, "read, written or pruned"
+
+
 def test_an_entry_written_for_another_root_or_format_is_not_used(
     make_tree: Callable[..., Path], cache_dir: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
