@@ -14,7 +14,10 @@ from pathlib import Path
 import pytest
 
 from bench import devsets_archive
+from bench.devsets import DEVSETS, load_sets
 from bench.devsets_archive import ARCHIVE, UnsafeArchive, digest, main, pack, unpacked
+from tests.bench import needs_documents
+from tests.conftest import TEST_CACHE
 
 TREE = {
     "index.md": "# Home\n\nWelcome.\n",
@@ -50,6 +53,20 @@ def test_the_same_files_pack_to_the_same_bytes_whatever_their_order_times_and_mo
     assert files_of(unpacked(tmp_path / "set" / ARCHIVE, tmp_path / "cache")) == files_of(first)
     (first / "index.md").write_text("# Home\n\nChanged.\n", encoding="utf-8")
     assert pack(first) != pack(second)
+
+
+@needs_documents
+def test_each_sets_archive_is_what_packing_its_files_again_gives() -> None:
+    """A maintainer who unpacks a set, changes nothing and packs it again sees no change."""
+    for s in load_sets():
+        assert pack(s.files) == s.archive.read_bytes(), s.name
+
+
+@needs_documents
+def test_a_set_is_unpacked_into_the_test_cache_in_a_folder_named_by_its_archive() -> None:
+    (httpx,) = (s for s in load_sets() if s.name == "httpx")
+    assert httpx.files == TEST_CACHE / "devsets" / f"httpx-{digest(DEVSETS / 'httpx' / ARCHIVE)}" / "files"
+    assert (httpx.files / "quickstart.md").is_file()
 
 
 def test_a_set_is_unpacked_once_and_another_archive_has_another_folder(
