@@ -69,6 +69,18 @@ def test_a_set_is_unpacked_into_the_test_cache_in_a_folder_named_by_its_archive(
     assert (httpx.files / "quickstart.md").is_file()
 
 
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # 3.12 and 3.13 warn without a filter
+def test_a_python_without_tarfiles_data_filter_unpacks_the_same_files(
+    tmp_path: Path, make_tree: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Python 3.10 before 3.10.12, 3.11 before 3.11.4: the members are checked by us alone."""
+    archive = a_set(tmp_path / "mine", make_tree)
+    monkeypatch.delattr(tarfile, "data_filter", raising=False)
+    files = unpacked(archive, tmp_path / "cache")
+    assert files_of(files) == files_of(tmp_path / "tree")
+    assert {p.stat().st_mode & 0o777 for p in files.rglob("*.md")} == {0o644}
+
+
 def test_a_set_is_unpacked_once_and_another_archive_has_another_folder(
     tmp_path: Path, make_tree: Callable[..., Path]
 ) -> None:
