@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench.datasets import read_jsonl
+from bench.devsets_archive import ARCHIVE, unpacked
 from corpus.catalog import Corpus, load
 from corpus.identity import split_display
 from corpus.roots import make_roots
@@ -57,10 +58,16 @@ class Judged:
 @dataclass(frozen=True, slots=True)
 class DevSet:
     name: str
-    files: Path
+    archive: Path
+    """Its documents, packed (`bench/devsets/<set>/files.tar.xz`)."""
     agents: bool
     """Agent files of a repository (served as a project's agent files), not a documentation tree."""
     questions: tuple[Judged, ...]
+
+    @property
+    def files(self) -> Path:
+        """The folder of its documents, unpacked into the cache on first use (`unpacked`)."""
+        return unpacked(self.archive)
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,8 +81,9 @@ class Ranker:
 
 
 def load_sets(folder: Path = DEVSETS) -> list[DevSet]:
-    """Every set under `folder`: a sub-folder holding `files/` and `questions.jsonl` (and, if it has
-    them, the questions' variants in `variants.jsonl`)."""
+    """Every set under `folder`: a sub-folder holding `questions.jsonl` and its documents' archive,
+    `files.tar.xz` (and, if it has them, the questions' variants in `variants.jsonl`). Nothing is
+    unpacked until a set's `files` is read."""
     sets = []
     for path in sorted(p for p in folder.iterdir() if (p / "questions.jsonl").is_file()):
         variants = path / "variants.jsonl"
@@ -84,8 +92,13 @@ def load_sets(folder: Path = DEVSETS) -> list[DevSet]:
         for row in read_jsonl(path / "questions.jsonl"):
             answers = frozenset((a["path"], a["heading"]) for a in row["answers"])
             questions.append(Judged(row["question"], row["kind"], answers, more.get(row["question"], ())))
-        sets.append(DevSet(path.name, path / "files", path.name.startswith("agents-"), tuple(questions)))
+        sets.append(DevSet(path.name, path / ARCHIVE, path.name.startswith("agents-"), tuple(questions)))
     return sets
+
+
+def missing(sets: Iterable[DevSet]) -> list[str]:
+    """The sets whose documents are not here (an sdist leaves the archives out)."""
+    return [s.name for s in sets if not s.archive.is_file()]
 
 
 def indexed(devset: DevSet, ranking: Ranking) -> tuple[Corpus, Library]:
@@ -218,6 +231,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--only", action="append", metavar="SET", help="only this set (repeatable)")
     args = parser.parse_args(argv)
     sets = [s for s in load_sets() if not args.only or s.name in args.only]
+    if absent := missing(sets):
+        parser.error(f"no documents for {', '.join(absent)}: their {ARCHIVE} is in a clone, not in the sdist")
     rankers = [
         Ranker("ours", DEFAULT),
         Ranker("ours, with queries", DEFAULT, queries=True),

@@ -1,5 +1,5 @@
 """The development sets: what issue 32 asks of them, every judged section real, and the benchmark's
-table printed for them."""
+table printed for them (the last two where the sets' documents are: a clone, not the sdist)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import pytest
 from bench.datasets import read_jsonl
 from bench.devsets import DEVSETS, KINDS, indexed, load_sets, main
 from retrieval.engine.ranking import DEFAULT
+from tests.bench import needs_documents
 
 
 def test_the_sets_are_large_mixed_and_carry_their_source_and_licence() -> None:
@@ -36,6 +37,7 @@ def test_every_question_has_the_variants_it_is_also_asked_with() -> None:
             assert 2 <= len(q.variants) <= 4 and all(v.strip() for v in q.variants), (s.name, q.text)
 
 
+@needs_documents
 def test_every_judged_section_is_one_the_server_serves() -> None:
     """Each answer names a section as the server cuts the file (its heading as written), in a file
     the server serves from that folder: a judgment that cannot be found cannot be scored."""
@@ -46,6 +48,7 @@ def test_every_judged_section_is_one_the_server_serves() -> None:
         assert not missing, (s.name, missing)
 
 
+@needs_documents
 def test_the_benchmark_prints_each_set_and_kind(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--only", "httpx"]) == 0
     out = capsys.readouterr().out

@@ -5,8 +5,10 @@ from __future__ import annotations
 import pytest
 
 from bench.links import main
+from tests.bench import needs_documents
 
 
+@needs_documents
 def test_the_links_benchmark_prints_a_row_for_the_tree_asked(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--only", "httpx"]) == 0
     [row] = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| httpx |")]
