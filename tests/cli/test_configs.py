@@ -83,14 +83,22 @@ def test_toml_is_rendered_with_its_comments_and_one_final_newline() -> None:
     assert configs.render(tomlkit.document(), toml=True) == ""
 
 
-def test_checked_toml_keeps_text_that_means_what_was_wanted_else_appends_our_table_else_refuses() -> None:
-    path = Path("config.toml")
-    assert configs.checked_toml(path, "", "a = 1\n", {"a": 1}, None) == "a = 1\n"
-    wanted = {"a": 1, "t": {"k": 1}}
-    assert configs.checked_toml(path, "a = 1\n", "a = 2\n", wanted, {"t": {"k": 1}}) == "a = 1\n\n[t]\nk = 1\n"
-    assert "cannot edit without changing its meaning" in refusal(
-        configs.checked_toml, path, "a = 1\n", "a = 2\n", wanted, None
-    )
+def test_toml_tomlkit_cannot_lay_out_gets_our_table_appended_as_text_else_is_refused() -> None:
+    path, dotted = Path("config.toml"), 'mcp_servers.theirs.command = "x"\nmodel = "m"\n'
+    part = configs.server_part("mcp_servers", ENTRY, configs.toml_tables)
+    appended = ConfigFile("config.toml", (part,), toml=True, appended={"mcp_servers": {SERVER: ENTRY}})
+    doc = configs.parse(path, dotted, toml=True)
+    part.add(doc)
+    text = configs.written(path, dotted, doc, appended, remove=False)
+    assert text == dotted + '\n[mcp_servers.agents-context]\ncommand = "agents-context"\nargs = ["--project", "/p"]\n'
+    message = refusal(configs.written, path, dotted, doc, ConfigFile("config.toml", (part,), toml=True), False)
+    assert message == f"{path} is laid out in a way agents-context cannot edit without changing its meaning, so nothing was written"
+
+
+def test_a_rewritten_file_keeps_its_byte_order_mark_and_crlf_line_endings() -> None:
+    assert configs.dressed('{\n  "a": 1\n}\n', '\ufeff{"b": 2}\r\n') == '\ufeff{\r\n  "a": 1\r\n}\r\n'
+    assert configs.dressed('a = 1\r\nb = 2\n', "a = 1\r\n") == "a = 1\r\nb = 2\r\n"
+    assert configs.dressed("{}\n", "{}\n") == "{}\n" and configs.dressed("{}\n", None) == "{}\n"
 
 
 # --- our entries in and out of a parsed file ----------------------------------------------------
