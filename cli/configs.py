@@ -1,17 +1,14 @@
 """A client's config file, found, read, edited in memory and rendered back: our server entry and
 our hook handlers merged in or taken out, everything of the user's kept.
 
-A file is found through its links (a link is edited where it leads, inside the project), read
-whole up to a bound, parsed, changed in memory and compared before it is rendered, so a file that
-does not parse, holds the wrong kind of value where ours go, or could not be written back as it
-was read (NaN, a duplicate key, a lone surrogate, deep nesting) is refused before anything is
-written. A file whose meaning would not change is left byte for byte as it is; a rewritten file
-keeps its byte order mark and CRLF line endings, and must read back as meaning exactly what was
-meant. Ours are the server entry named `agents-context` and the hook handlers whose command holds
-`agents-context-hook`; taking them out also takes the groups, keys and files this leaves empty
-(but a TOML table with a header of its own, and a file reached through a link), and nothing else.
-JSON is rendered with a 2-space indent, the user's key order kept; TOML is edited with tomlkit,
-the user's comments and layout kept.
+A file is found through its links (inside the project), read up to a bound, parsed, changed in
+memory and compared before it is rendered. A file that does not parse, holds the wrong kind of
+value where ours go, or could not be written back as it was read (NaN, a duplicate key, a lone
+surrogate, deep nesting) is refused before anything is written. A file whose meaning would not
+change is left byte for byte; a rewritten one keeps its byte order mark and CRLF line endings, and
+must read back as meaning exactly what was meant. Ours are the server entry named `agents-context`
+and the hook handlers whose command holds `agents-context-hook`; taking them out also takes what
+this leaves empty (not a TOML table with a header of its own, nor a file reached through a link).
 
 Light on purpose: the standard library, and tomlkit only when a TOML file is edited.
 """

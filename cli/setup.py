@@ -3,10 +3,11 @@ configuration files for one client, merged with what is there.
 
 This module holds what setup does for each client: which files the client reads and what goes
 into each, how our server and our hook are started, and the command itself: every file's change
-planned first, then written (or shown as a diff in a dry run), then reported. Reading and editing
-one file is `cli.configs`: a file that does not parse is refused before anything is written, and a
-second run changes nothing. `--remove` takes out our server entry and our hook handlers, then the
-groups, keys and files that this leaves empty, and nothing else.
+planned and checked first (a read-only or hard-linked file is refused), then written, every file
+or none (or shown as a diff in a dry run), then reported. Reading and editing one file is
+`cli.configs`: a file that does not parse is refused before anything is written, and a second run
+changes nothing. `--remove` takes out our server entry and our hook handlers, then what this
+leaves empty, and nothing else.
 
 Light on purpose: the standard library and `cli.configs` (tomlkit only when a TOML file is edited);
 no MCP SDK, no pydantic, no index.

@@ -5,11 +5,15 @@ What each client's files are, and the command on real projects, is `test_setup.p
 
 from __future__ import annotations
 
+import json
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
 import tomlkit
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cli import configs
 from cli.configs import HOOK, SERVER, ConfigFile, Refused
@@ -92,12 +96,15 @@ def test_toml_tomlkit_cannot_lay_out_gets_our_table_appended_as_text_else_is_ref
     text = configs.written(path, dotted, doc, appended, remove=False)
     assert text == dotted + '\n[mcp_servers.agents-context]\ncommand = "agents-context"\nargs = ["--project", "/p"]\n'
     message = refusal(configs.written, path, dotted, doc, ConfigFile("config.toml", (part,), toml=True), False)
-    assert message == f"{path} is laid out in a way agents-context cannot edit without changing its meaning, so nothing was written"
+    assert (
+        message
+        == f"{path} is laid out in a way agents-context cannot edit without changing its meaning, so nothing was written"
+    )
 
 
 def test_a_rewritten_file_keeps_its_byte_order_mark_and_crlf_line_endings() -> None:
     assert configs.dressed('{\n  "a": 1\n}\n', '\ufeff{"b": 2}\r\n') == '\ufeff{\r\n  "a": 1\r\n}\r\n'
-    assert configs.dressed('a = 1\r\nb = 2\n', "a = 1\r\n") == "a = 1\r\nb = 2\r\n"
+    assert configs.dressed("a = 1\r\nb = 2\n", "a = 1\r\n") == "a = 1\r\nb = 2\r\n"
     assert configs.dressed("{}\n", "{}\n") == "{}\n" and configs.dressed("{}\n", None) == "{}\n"
 
 
@@ -232,3 +239,34 @@ def test_a_toml_file_of_only_ours_is_deleted_when_removed(tmp_path: Path) -> Non
     assert created.after is not None and tomlkit.parse(created.after).unwrap() == entry
     created.path.write_text(created.after, encoding="utf-8")
     assert configs.file_change(tmp_path, file, remove=True).after is None
+
+
+LEAVES = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text()
+VALUES = st.recursive(LEAVES, lambda kids: st.lists(kids, max_size=3) | st.dictionaries(st.text(), kids, max_size=3))
+
+
+@settings(deadline=None, max_examples=150)
+@given(doc=st.dictionaries(st.text(max_size=12) | st.just("mcpServers"), VALUES, max_size=4), bom=st.booleans())
+def test_any_json_object_takes_our_entry_and_gives_it_back_meaning_what_it_meant(
+    doc: dict[str, Any], bom: bool
+) -> None:
+    """Written as setup writes it, any object reads back as itself plus our entry, or is refused in
+    one sentence; taking ours out again gives back what it meant (an empty `mcpServers` goes too)."""
+    file = ConfigFile(".mcp.json", (configs.server_part("mcpServers", ENTRY),))
+    with tempfile.TemporaryDirectory() as folder:
+        project = Path(folder)
+        (project / ".mcp.json").write_text(("\ufeff" if bom else "") + json.dumps(doc), encoding="utf-8")
+        servers = doc.get("mcpServers")
+        if servers is not None and not isinstance(servers, dict):
+            assert "cannot take our entries" in refusal(configs.file_change, project, file, False)
+            return
+        theirs = {k: v for k, v in (servers or {}).items() if k != SERVER}
+        added = configs.file_change(project, file, remove=False)
+        assert added.after is not None and added.after.startswith("\ufeff") is bom
+        wanted = {**doc, "mcpServers": {**theirs, SERVER: ENTRY}}
+        assert configs.same(json.loads(added.after.removeprefix("\ufeff")), wanted)
+        (project / ".mcp.json").write_text(added.after, encoding="utf-8")
+        removed = configs.file_change(project, file, remove=True)
+        left = {**doc, "mcpServers": theirs} if theirs else {k: v for k, v in doc.items() if k != "mcpServers"}
+        assert (removed.after is None) == (not left)
+        assert removed.after is None or configs.same(json.loads(removed.after.removeprefix("\ufeff")), left)
