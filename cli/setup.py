@@ -423,8 +423,10 @@ def run(args: argparse.Namespace) -> int:
         changes = plan(args.client, project, how, args.remove, url)
         if not args.dry_run:
             apply(changes, project)
-    except (Refused, OSError) as exc:
-        print(f"agents-context setup: {exc}", file=sys.stderr)  # noqa: T201 - a CLI command
+    except (Refused, OSError) as exc:  # an OSError here comes before any write (`apply` says its own)
+        said = str(exc) if isinstance(exc, Refused) else f"{exc.filename or exc} cannot be used ({exc.strerror})"
+        done = "" if isinstance(exc, Refused) else ", so nothing was written"
+        print(f"agents-context setup: {said}{done}", file=sys.stderr)  # noqa: T201 - a CLI command
         return 2
     print(report(args.client, project, changes, args.remove, args.dry_run, url, how))  # noqa: T201 - a CLI command
     if not args.remove:

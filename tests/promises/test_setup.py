@@ -275,23 +275,39 @@ def test_a_byte_order_mark_and_crlf_line_endings_are_kept(tmp_path: Path, name: 
     assert (tmp_path / name).read_bytes().decode("utf-8") == text
 
 
+def path_max() -> int:
+    """The longest path a file may have, plus one (Linux's PATH_MAX); skips the test elsewhere."""
+    if sys.platform != "linux":
+        pytest.skip("needs Linux's PATH_MAX")
+    return os.pathconf("/", "PC_PATH_MAX")
+
+
+def deep_folder(root: Path, length: int) -> Path:
+    """A folder under `root` whose path is `length` characters long, or one less."""
+    folder = root
+    while len(str(folder)) < length - 1:
+        folder /= "d" * min(200, max(1, length - len(str(folder)) - 1))
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
 def test_a_write_that_fails_midway_puts_every_file_back(tmp_path: Path) -> None:
     """The project's path is long enough for `.mcp.json` and its temporary file, and for
-    `.claude/settings.json`, but not for the temporary file beside that: the second write fails
-    after the first was made. (A file name is at most PATH_MAX - 1 bytes.)"""
-    limit = os.pathconf("/", "PC_PATH_MAX") if hasattr(os, "pathconf") and sys.platform == "linux" else 0
-    if not limit:
-        pytest.skip("needs Linux's PATH_MAX")
-    project = tmp_path
-    while len(str(project)) < limit - 32:
-        project /= "d" * min(200, limit - 32 - len(str(project)) - 1)
-    project.mkdir(parents=True, exist_ok=True)
+    `.claude/settings.json`, but not for the temporary file beside that (`.settings.json.*.tmp`):
+    the second write fails after the first was made."""
+    project = deep_folder(tmp_path, path_max() - 32)
     write_tree(project, {".mcp.json": PRIVATE[".mcp.json"]})
     (project / ".mcp.json").chmod(0o600)
     before = on_disk(project)
     done = setup_cli(project, "claude-code")
     refused(done, f"{project / '.claude/settings.json'} could not be written", "put every file back as it was")
     assert on_disk(project) == before, "files and folders are as they were, and no temporary file is left"
+
+
+def test_a_path_too_long_to_read_is_refused_in_one_sentence(tmp_path: Path) -> None:
+    project = deep_folder(tmp_path, path_max() - 16)  # `.claude/settings.json` is longer than a path may be
+    refused(setup_cli(project, "claude-code"), "File name too long", "nothing was written")
+    assert on_disk(project) == {}
 
 
 def test_a_file_changed_between_plan_and_write_is_refused_and_every_file_put_back(tmp_path: Path) -> None:
