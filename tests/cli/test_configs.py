@@ -230,6 +230,33 @@ def test_a_refused_part_names_the_file(tmp_path: Path) -> None:
     )
 
 
+def test_meaning_is_compared_with_types_so_1_1_0_and_true_differ() -> None:
+    assert not configs.same(1, True) and not configs.same(1, 1.0) and not configs.same({"a": 0}, {"a": False})
+    assert configs.same({"a": [1, float("nan")]}, {"a": [1, float("nan")]}) and not configs.same([1], [1, 2])
+
+
+@pytest.mark.parametrize(
+    ("config", "kept"),
+    [
+        ("", ""),
+        ('model = "m"\n', 'model = "m"\n'),
+        ("[mcp_servers]\n", "[mcp_servers]\n"),
+        ("[mcp_servers]\n# mine\n\n[profiles.x]\nm = 1\n", "[mcp_servers]\n# mine\n\n[profiles.x]\nm = 1\n"),
+        ("mcp_servers = {}\n", "mcp_servers = {}\n"),
+    ],
+    ids=["nothing", "no-table", "empty-table", "table-with-a-comment", "inline-table"],
+)
+def test_remove_takes_out_only_the_toml_table_setup_made(tmp_path: Path, config: str, kept: str) -> None:
+    """Setup writes no `[mcp_servers]` header: a table with one, or an inline table, is the user's."""
+    part = configs.server_part("mcp_servers", ENTRY, configs.toml_tables)
+    file = ConfigFile("config.toml", (part,), toml=True, appended={"mcp_servers": {SERVER: ENTRY}})
+    (tmp_path / "config.toml").write_text(config, encoding="utf-8")
+    added = configs.file_change(tmp_path, file, remove=False)
+    (tmp_path / "config.toml").write_text(added.after or "", encoding="utf-8")
+    removed = configs.file_change(tmp_path, file, remove=True)
+    assert removed.after == (kept or None), "a file left with nothing goes"
+
+
 def test_a_toml_file_of_only_ours_is_deleted_when_removed(tmp_path: Path) -> None:
     entry = {"mcp_servers": {SERVER: ENTRY}}
     file = ConfigFile(
