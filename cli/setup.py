@@ -3,10 +3,11 @@ configuration files for one client, merged with what is there.
 
 This module holds what setup does for each client: which files the client reads and what goes
 into each, how our server and our hook are started, and the command itself: every file's change
-planned first, then written (or shown as a diff in a dry run), then reported. Reading and editing
-one file is `cli.configs`: a file that does not parse is refused before anything is written, and a
-second run changes nothing. `--remove` takes out our server entry and our hook handlers, then the
-groups, keys and files that this leaves empty, and nothing else.
+planned and checked first (a read-only or hard-linked file is refused), then written, every file
+or none (or shown as a diff in a dry run), then reported. Reading and editing one file is
+`cli.configs`: a file that does not parse is refused before anything is written, and a second run
+changes nothing. `--remove` takes out our server entry and our hook handlers, then what this
+leaves empty, and nothing else.
 
 Light on purpose: the standard library and `cli.configs` (tomlkit only when a TOML file is edited);
 no MCP SDK, no pydantic, no index.
@@ -15,9 +16,12 @@ no MCP SDK, no pydantic, no index.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import difflib
 import json
+import os
 import shlex
+import stat
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -38,6 +42,8 @@ from cli.configs import (
     file_change,
     flat_hooks,
     grouped_hooks,
+    is_text,
+    read,
     server_part,
     toml_tables,
 )
@@ -224,22 +230,106 @@ _CLIENT_FILES: dict[str, Callable[[dict[str, Any], str], list[ConfigFile]]] = {
 
 
 def plan(client: str, project: Path, how: Launch, remove: bool = False, url: str | None = None) -> list[Change]:
-    """Every file's change; raises `Refused` before anything is written."""
-    return [file_change(project, f, remove) for f in files(client, project, how, url)]
+    """Every file's change; raises `Refused` before anything is written (a dry run too)."""
+    changes = [file_change(project, f, remove) for f in files(client, project, how, url)]
+    check(changes)
+    return changes
+
+
+def check(changes: list[Change]) -> None:
+    """Refuses a change that could not be made whole: a file, or the folder it goes in, that is
+    read-only; a file with other hard links (replaced, they would keep the old text); two of the
+    client's files that are one file."""
+    seen: dict[Path, Path] = {}
+    for change in (c for c in changes if c.changed):
+        if change.real in seen:
+            raise Refused(f"{seen[change.real]} and {change.path} are one file, so nothing was written")
+        seen[change.real] = change.path
+        folder = change.real.parent
+        while not folder.exists():
+            folder = folder.parent
+        for path in (folder, change.real) if change.before is not None else (folder,):
+            if _read_only(path):
+                raise Refused(f"{path} is read-only, so nothing was written")
+        if change.before is not None and change.real.stat().st_nlink > 1:
+            raise Refused(f"{change.path} has other hard links, which would keep the old text, so nothing was written")
+
+
+def _read_only(path: Path) -> bool:
+    """No one may write it (its mode says so, whoever runs setup), or this process may not."""
+    folder = path.is_dir()
+    return not path.stat().st_mode & 0o222 or not os.access(path, os.W_OK | (os.X_OK if folder else 0))
+
+
+@dataclass(frozen=True, slots=True)
+class _Was:
+    """What a path was before `apply` changed it: a file's text, or None where there was none; its
+    mode, or None where there was nothing."""
+
+    path: Path
+    text: str | None
+    mode: int | None
+    folder: bool = False
 
 
 def apply(changes: list[Change], project: Path) -> None:
-    for change in changes:
-        if not change.changed:
-            continue
-        if change.after is None:
-            change.path.unlink()
-            folder = change.path.parent
-            if folder != project and not any(folder.iterdir()):
-                folder.rmdir()  # the folder setup made for it
-            continue
-        change.path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(change.path, change.after.encode("utf-8"))
+    """Writes every change or none. Each file is read again first, and refused if it changed since
+    it was planned. When one cannot be written, every file written before it gets back its bytes
+    and mode, the folders made for them go, and `Refused` says what failed."""
+    done: list[_Was] = []
+    current: Change | None = None
+    try:
+        for current in (c for c in changes if c.changed):
+            real = current.real
+            if read(real, current.path) != current.before:
+                raise Refused(f"{current.path} changed while setup ran")
+            mode = None if current.before is None else stat.S_IMODE(real.stat().st_mode)
+            if current.after is None:
+                real.unlink()
+                done.append(_Was(real, current.before, mode))
+                folder = real.parent
+                if folder != project and not any(folder.iterdir()):  # the folder setup made for it
+                    was = _Was(folder, None, stat.S_IMODE(folder.stat().st_mode), folder=True)
+                    with contextlib.suppress(OSError):
+                        folder.rmdir()
+                        done.append(was)
+                continue
+            missing = [f for f in real.parents if not f.exists()]
+            for folder in reversed(missing):
+                folder.mkdir()
+                done.append(_Was(folder, None, None, folder=True))
+            write_atomic(real, current.after.encode("utf-8"))
+            done.append(_Was(real, current.before, mode))
+    except BaseException as exc:
+        failed = _put_back(done)
+        if not isinstance(exc, (Refused, OSError)) or current is None:
+            raise
+        what = str(exc) if isinstance(exc, Refused) else f"{current.path} could not be written ({exc.strerror or exc})"
+        back = "so nothing was written" if not done else "so setup put every file back as it was"
+        raise Refused(f"{what}, {back}" if failed is None else f"{what}, and {failed}") from None
+
+
+def _put_back(done: list[_Was]) -> str | None:
+    """Puts back what `apply` changed, last first; says what could not be put back, else None."""
+    failed = [f for f in map(_restore, reversed(done)) if f]
+    return failed[0] if failed else None
+
+
+def _restore(was: _Was) -> str | None:
+    try:
+        if was.folder and was.mode is None:
+            was.path.rmdir()
+        elif was.folder:
+            was.path.mkdir()
+        elif was.text is None:
+            was.path.unlink(missing_ok=True)
+        else:
+            write_atomic(was.path, was.text.encode("utf-8"), mode=was.mode)
+        if was.mode is not None:
+            was.path.chmod(was.mode)
+    except OSError as exc:
+        return f"{was.path} could not be put back ({exc.strerror or exc})"
+    return None
 
 
 def diff(change: Change) -> str:
@@ -303,19 +393,40 @@ def shared(client: str, project: Path, url: str) -> str:
     return f"{CLIENTS[client]} connects to the server at {url}; setup does not start it. Keep one running: {command}"
 
 
+def project_folder(given: Path | None) -> Path:
+    """`--project` (else the current folder), absolute, its links resolved; refused unless a folder."""
+    try:
+        project = (given or Path.cwd()).expanduser().resolve()
+        if project.is_dir():
+            return project
+    except (OSError, RuntimeError):  # a link loop, an unknown ~user, a current folder since removed
+        pass
+    raise Refused(f"{given or Path.cwd()} is not a folder, so nothing was written")
+
+
+def text_only(*texts: str) -> None:
+    """Refuses a path or command that is not UTF-8 text (a file name's undecodable bytes): a config
+    file cannot hold it."""
+    for text in texts:
+        if not is_text(text):
+            shown = text.encode("utf-8", "backslashreplace").decode()
+            raise Refused(f"{shown} is not UTF-8 text, which a config file cannot hold, so nothing was written")
+
+
 def run(args: argparse.Namespace) -> int:
     """`agents-context setup CLIENT [--project DIR] [--dry-run] [--remove] [--command CMD | --url URL | --shared]`."""
-    project = (args.project or Path.cwd()).expanduser().resolve()
     try:
-        if not project.is_dir():
-            raise Refused(f"{project} is not a folder, so nothing was written")
+        project = project_folder(args.project)
         url = None if args.url is None else checked_url(args.url)
         how = launch(args.server_command, args.shared)
+        text_only(str(project), how.command, *how.prefix, how.hook, url or "")
         changes = plan(args.client, project, how, args.remove, url)
         if not args.dry_run:
             apply(changes, project)
-    except (Refused, OSError) as exc:
-        print(f"agents-context setup: {exc}", file=sys.stderr)  # noqa: T201 - a CLI command
+    except (Refused, OSError) as exc:  # an OSError here comes before any write (`apply` says its own)
+        said = str(exc) if isinstance(exc, Refused) else f"{exc.filename or exc} cannot be used ({exc.strerror})"
+        done = "" if isinstance(exc, Refused) else ", so nothing was written"
+        print(f"agents-context setup: {said}{done}", file=sys.stderr)  # noqa: T201 - a CLI command
         return 2
     print(report(args.client, project, changes, args.remove, args.dry_run, url, how))  # noqa: T201 - a CLI command
     if not args.remove:

@@ -5,11 +5,15 @@ What each client's files are, and the command on real projects, is `test_setup.p
 
 from __future__ import annotations
 
+import json
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
 import tomlkit
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cli import configs
 from cli.configs import HOOK, SERVER, ConfigFile, Refused
@@ -83,14 +87,25 @@ def test_toml_is_rendered_with_its_comments_and_one_final_newline() -> None:
     assert configs.render(tomlkit.document(), toml=True) == ""
 
 
-def test_checked_toml_keeps_text_that_means_what_was_wanted_else_appends_our_table_else_refuses() -> None:
-    path = Path("config.toml")
-    assert configs.checked_toml(path, "", "a = 1\n", {"a": 1}, None) == "a = 1\n"
-    wanted = {"a": 1, "t": {"k": 1}}
-    assert configs.checked_toml(path, "a = 1\n", "a = 2\n", wanted, {"t": {"k": 1}}) == "a = 1\n\n[t]\nk = 1\n"
-    assert "cannot edit without changing its meaning" in refusal(
-        configs.checked_toml, path, "a = 1\n", "a = 2\n", wanted, None
+def test_toml_tomlkit_cannot_lay_out_gets_our_table_appended_as_text_else_is_refused() -> None:
+    path, dotted = Path("config.toml"), 'mcp_servers.theirs.command = "x"\nmodel = "m"\n'
+    part = configs.server_part("mcp_servers", ENTRY, configs.toml_tables)
+    appended = ConfigFile("config.toml", (part,), toml=True, appended={"mcp_servers": {SERVER: ENTRY}})
+    doc = configs.parse(path, dotted, toml=True)
+    part.add(doc)
+    text = configs.written(path, dotted, doc, appended, remove=False)
+    assert text == dotted + '\n[mcp_servers.agents-context]\ncommand = "agents-context"\nargs = ["--project", "/p"]\n'
+    message = refusal(configs.written, path, dotted, doc, ConfigFile("config.toml", (part,), toml=True), False)
+    assert (
+        message
+        == f"{path} is laid out in a way agents-context cannot edit without changing its meaning, so nothing was written"
     )
+
+
+def test_a_rewritten_file_keeps_its_byte_order_mark_and_crlf_line_endings() -> None:
+    assert configs.dressed('{\n  "a": 1\n}\n', '\ufeff{"b": 2}\r\n') == '\ufeff{\r\n  "a": 1\r\n}\r\n'
+    assert configs.dressed("a = 1\r\nb = 2\n", "a = 1\r\n") == "a = 1\r\nb = 2\r\n"
+    assert configs.dressed("{}\n", "{}\n") == "{}\n" and configs.dressed("{}\n", None) == "{}\n"
 
 
 # --- our entries in and out of a parsed file ----------------------------------------------------
@@ -215,6 +230,33 @@ def test_a_refused_part_names_the_file(tmp_path: Path) -> None:
     )
 
 
+def test_meaning_is_compared_with_types_so_1_1_0_and_true_differ() -> None:
+    assert not configs.same(1, True) and not configs.same(1, 1.0) and not configs.same({"a": 0}, {"a": False})
+    assert configs.same({"a": [1, float("nan")]}, {"a": [1, float("nan")]}) and not configs.same([1], [1, 2])
+
+
+@pytest.mark.parametrize(
+    ("config", "kept"),
+    [
+        ("", ""),
+        ('model = "m"\n', 'model = "m"\n'),
+        ("[mcp_servers]\n", "[mcp_servers]\n"),
+        ("[mcp_servers]\n# mine\n\n[profiles.x]\nm = 1\n", "[mcp_servers]\n# mine\n\n[profiles.x]\nm = 1\n"),
+        ("mcp_servers = {}\n", "mcp_servers = {}\n"),
+    ],
+    ids=["nothing", "no-table", "empty-table", "table-with-a-comment", "inline-table"],
+)
+def test_remove_takes_out_only_the_toml_table_setup_made(tmp_path: Path, config: str, kept: str) -> None:
+    """Setup writes no `[mcp_servers]` header: a table with one, or an inline table, is the user's."""
+    part = configs.server_part("mcp_servers", ENTRY, configs.toml_tables)
+    file = ConfigFile("config.toml", (part,), toml=True, appended={"mcp_servers": {SERVER: ENTRY}})
+    (tmp_path / "config.toml").write_text(config, encoding="utf-8")
+    added = configs.file_change(tmp_path, file, remove=False)
+    (tmp_path / "config.toml").write_text(added.after or "", encoding="utf-8")
+    removed = configs.file_change(tmp_path, file, remove=True)
+    assert removed.after == (kept or None), "a file left with nothing goes"
+
+
 def test_a_toml_file_of_only_ours_is_deleted_when_removed(tmp_path: Path) -> None:
     entry = {"mcp_servers": {SERVER: ENTRY}}
     file = ConfigFile(
@@ -224,3 +266,34 @@ def test_a_toml_file_of_only_ours_is_deleted_when_removed(tmp_path: Path) -> Non
     assert created.after is not None and tomlkit.parse(created.after).unwrap() == entry
     created.path.write_text(created.after, encoding="utf-8")
     assert configs.file_change(tmp_path, file, remove=True).after is None
+
+
+LEAVES = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text()
+VALUES = st.recursive(LEAVES, lambda kids: st.lists(kids, max_size=3) | st.dictionaries(st.text(), kids, max_size=3))
+
+
+@settings(deadline=None, max_examples=150)
+@given(doc=st.dictionaries(st.text(max_size=12) | st.just("mcpServers"), VALUES, max_size=4), bom=st.booleans())
+def test_any_json_object_takes_our_entry_and_gives_it_back_meaning_what_it_meant(
+    doc: dict[str, Any], bom: bool
+) -> None:
+    """Written as setup writes it, any object reads back as itself plus our entry, or is refused in
+    one sentence; taking ours out again gives back what it meant (an empty `mcpServers` goes too)."""
+    file = ConfigFile(".mcp.json", (configs.server_part("mcpServers", ENTRY),))
+    with tempfile.TemporaryDirectory() as folder:
+        project = Path(folder)
+        (project / ".mcp.json").write_text(("\ufeff" if bom else "") + json.dumps(doc), encoding="utf-8")
+        servers = doc.get("mcpServers")
+        if servers is not None and not isinstance(servers, dict):
+            assert "cannot take our entries" in refusal(configs.file_change, project, file, False)
+            return
+        theirs = {k: v for k, v in (servers or {}).items() if k != SERVER}
+        added = configs.file_change(project, file, remove=False)
+        assert added.after is not None and added.after.startswith("\ufeff") is bom
+        wanted = {**doc, "mcpServers": {**theirs, SERVER: ENTRY}}
+        assert configs.same(json.loads(added.after.removeprefix("\ufeff")), wanted)
+        (project / ".mcp.json").write_text(added.after, encoding="utf-8")
+        removed = configs.file_change(project, file, remove=True)
+        left = {**doc, "mcpServers": theirs} if theirs else {k: v for k, v in doc.items() if k != "mcpServers"}
+        assert (removed.after is None) == (not left)
+        assert removed.after is None or configs.same(json.loads(removed.after.removeprefix("\ufeff")), left)
