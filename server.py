@@ -444,7 +444,7 @@ def serve(settings: Settings, prepare: Callable[[AgentsServer], None] | None = N
         if settings.transport == "http":
             anyio.run(_serve_http, server, settings.host, settings.port)
         elif (relayed := share.serving()) is not None:  # started by agents-context-shared
-            anyio.run(serve_sockets, server, *relayed)
+            anyio.run(serve_sockets, server, relayed)
         else:
             log.info("# waiting for an MCP client on stdin")
             anyio.run(serve_stdio, server)  # the SDK's stdio, with every line answered

@@ -5,7 +5,8 @@ A client that can only start a stdio server (or a user who would rather not run 
 own) gets one process per session: five sessions, five indexes. This command is small (the
 standard library, no MCP SDK, no index): it finds the shared server published in the state folder,
 starts it when none answers, and copies the client's stdio to it and back, byte for byte, over a
-local TCP connection that only a process holding the published token may use. The server is
+local TCP connection. Before a byte of the session is sent, the server and the relay each prove
+that they hold the token the state file names (`HANDSHAKE`), without sending it. The server is
 `agents-context` itself, started detached; it serves every connection as a session of its own and
 ends once none has been open for `$AGENTS_CONTEXT_SHARED_IDLE` seconds (default 300).
 """
@@ -14,19 +15,21 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import hmac
 import json
 import os
 import re
+import secrets
 import socket
+import stat
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from functools import partial
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from cli.state import STATE_ENV, state_dir
 from writes.atomic import write_atomic
@@ -41,13 +44,27 @@ SERVED_BY = ("AGENTS_CONTEXT_ROOT", "AGENTS_CONTEXT_CACHE_DIR")
 """The variables that change what a server serves: `corpus.roots.ENV_ROOT` and `live.cache.ENV`,
 named here rather than imported, since this process stays small (those modules load YAML and
 numpy)."""
-GREETING = b"agents-context shared\n"
-"""What the server answers a connection that gave the token, before the first MCP message."""
 START_S = 120.0
 """How long a start may take before this command gives up (a cold start of a large --docs root
 serves long before its index is whole)."""
-_CONNECT_S = 5.0
-_PATIENT_S = 30.0
+HANDSHAKE_S = 3.0
+"""How long a server has to connect and prove itself; one that has not is taken for none."""
+HANDSHAKE = b"agents-context-shared/2"
+"""The first word of every line of the handshake, which goes (one line each, `nonce`s of 32 hex
+digits, `mac`s the hex HMAC-SHA256 under the token of `HANDSHAKE role relay-nonce server-nonce`):
+
+    relay:  agents-context-shared/2 hello RELAY-NONCE
+    server: agents-context-shared/2 server SERVER-NONCE MAC(server)
+    relay:  agents-context-shared/2 relay MAC(relay)
+    server: agents-context-shared/2 ok
+
+The relay sends its proof only once the server's holds, and the session only after `ok`."""
+LINE_MAX = 200
+"""The longest line of the handshake either side reads (each is at most 124 bytes)."""
+WELCOME = HANDSHAKE + b" ok\n"
+_STATE_MAX = 4096
+_NONCE = re.compile(rb"[0-9a-f]{32}")
+_WITHDRAW_S = 2.0
 
 
 class ShareError(Exception):
@@ -92,95 +109,221 @@ def _installed() -> list[int]:
     writes it anew (read so rather than by `importlib.metadata`, which costs this small process
     a third more memory)."""
     try:
-        stat = (Path(__file__).resolve().parents[1] / "server.py").stat()
+        stat_ = (Path(__file__).resolve().parents[1] / "server.py").stat()
     except OSError:
         return []
-    return [stat.st_size, stat.st_mtime_ns]
+    return [stat_.st_size, stat_.st_mtime_ns]
 
 
-def publish(path: Path, port: int, token: str) -> None:
-    """Write the state file (the shared server, once it listens): readable by this user only,
-    written whole and then renamed into place, so a reader never sees half of it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    text = json.dumps({"port": port, "token": token, "pid": os.getpid()})
-    write_atomic(path, text.encode("utf-8"), mode=0o600)
+def _mac(token: str, role: bytes, relay_nonce: bytes, server_nonce: bytes) -> bytes:
+    message = b" ".join((HANDSHAKE, role, relay_nonce, server_nonce))
+    return hmac.new(token.encode("utf-8"), message, hashlib.sha256).hexdigest().encode("ascii")
 
 
-def serving() -> tuple[bytes, float, Callable[[int, str], None], Callable[[], None]] | None:
+@dataclass(frozen=True, slots=True)
+class Serving:
+    """The server this command started, as `protocol.shared.serve_sockets` serves it: its state
+    file, idle time and token, and its side of the handshake."""
+
+    path: Path
+    idle_s: float
+    token: str = field(default_factory=lambda: secrets.token_hex(16), repr=False)
+
+    @property
+    def welcome(self) -> bytes:
+        return WELCOME
+
+    def answer(self, hello: bytes) -> tuple[bytes, bytes] | None:
+        """The server's proof for a relay's `hello` line, and the proof that relay must then send;
+        None when `hello` is not a relay's."""
+        words = hello.split()
+        if len(words) != 3 or words[:2] != [HANDSHAKE, b"hello"] or not _NONCE.fullmatch(words[2]):
+            return None
+        theirs, ours = words[2], secrets.token_hex(16).encode("ascii")
+        proof = b" ".join((HANDSHAKE, b"server", ours, _mac(self.token, b"server", theirs, ours)))
+        expected = b" ".join((HANDSHAKE, b"relay", _mac(self.token, b"relay", theirs, ours)))
+        return proof + b"\n", expected
+
+    def publish(self, port: int) -> None:
+        """Write the state file (once the server listens): readable by this user only, written
+        whole and then renamed into place, so a reader never sees half of it. A file already
+        there is removed first, so that its mode (were it readable by others) is not kept."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.unlink(missing_ok=True)
+        text = json.dumps({"port": port, "token": self.token, "pid": os.getpid()})
+        write_atomic(self.path, text.encode("utf-8"), mode=0o600)
+
+    def withdraw(self) -> None:
+        """Remove the state file if it is still this process's (as the server ends), under the
+        lock a relay holds while it starts another server, so that one is never removed."""
+        with contextlib.suppress(OSError, LockTimeout), locked(_lock(self.path), timeout=_WITHDRAW_S):
+            found = published(self.path)
+            if found is not None and found.pid == os.getpid():
+                self.path.unlink()
+
+
+def serving() -> Serving | None:
     """For the server this command started (None in any other): what `protocol.shared`
-    `serve_sockets` takes after the server, namely the greeting, the idle time, and how to publish
-    and withdraw the state file."""
+    `serve_sockets` serves."""
     named = os.environ.pop(SHARED_ENV, None)
     if named is None:
         return None
-    return GREETING, idle_s(), partial(publish, Path(named)), partial(withdraw, Path(named))
-
-
-def withdraw(path: Path) -> None:
-    """Remove the state file if it is still this process's (the shared server, as it ends)."""
-    found = published(path)
-    if found is not None and found.pid == os.getpid():
-        with contextlib.suppress(OSError):
-            path.unlink()
+    return Serving(Path(named), idle_s())
 
 
 def published(path: Path) -> Published | None:
-    """What the state file says, or None when there is none or it cannot be read."""
-    try:
-        value = json.loads(path.read_text(encoding="utf-8"))
-        return Published(int(value["port"]), str(value["token"]), int(value["pid"]))
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
+    """What the state file says, or None when there is none, or none to trust."""
+    found = _read_state(path)
+    return found if isinstance(found, Published) else None
 
 
-def connect(path: Path, patience_s: float = _CONNECT_S) -> socket.socket | None:
-    """A connection to the published server, past its greeting (waited for up to `patience_s`);
-    None when none answers."""
-    found = published(path)
-    if found is None:
-        return None
+_OPEN = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+
+
+def _read_state(path: Path) -> Published | str | None:
+    """The state file's server; None when there is no file; why it is not trusted otherwise: a
+    link, not a plain file of this user's readable by no one else, too long, or not a state."""
     try:
-        sock = socket.create_connection(("127.0.0.1", found.port), timeout=_CONNECT_S)
-        sock.settimeout(patience_s)
+        if sys.platform == "win32" and path.is_symlink():  # no O_NOFOLLOW there
+            return "it is a link"
+        fd = os.open(path, _OPEN)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return "it is a link" if path.is_symlink() else f"it cannot be read ({exc.strerror or exc})"
+    with os.fdopen(fd, "rb") as file:
+        found = os.fstat(file.fileno())
+        if not stat.S_ISREG(found.st_mode):
+            return "it is not a plain file"
+        if hasattr(os, "geteuid") and (found.st_uid != os.geteuid() or found.st_nlink != 1):
+            return "it belongs to another user" if found.st_uid != os.geteuid() else "it has other names"
+        if hasattr(os, "geteuid") and found.st_mode & 0o077:
+            return "others may read it"
+        data = file.read(_STATE_MAX + 1)
+    try:
+        value = json.loads(data)
+        port, token, pid = value["port"], value["token"], value["pid"]
+    except (ValueError, KeyError, TypeError, RecursionError):
+        port = token = pid = None
+    if len(data) > _STATE_MAX or not _valid(port, token, pid):
+        return "it is not a state file of agents-context-shared"
+    return Published(int(port), str(token), int(pid))
+
+
+def _valid(port: object, token: object, pid: object) -> bool:
+    def whole(n: object, below: int) -> bool:
+        return isinstance(n, int) and not isinstance(n, bool) and 0 < n < below
+
+    return whole(port, 1 << 16) and whole(pid, 1 << 63) and isinstance(token, str) and 0 < len(token) <= 256
+
+
+def _lock(path: Path) -> Path:
+    return path.with_suffix(".lock")
+
+
+def _own_folder(folder: Path) -> None:
+    """Make the state folder, and see that it is this user's and no one else may write in it
+    (made so; an older one is made so): a state file is trusted for what it names."""
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if not hasattr(os, "geteuid"):  # Windows: the folder is in the user's profile
+        return
+    found = folder.stat()
+    if found.st_uid != os.geteuid():
+        raise ShareError(f"the state folder {folder} belongs to another user, so what it says is not trusted")
+    if found.st_mode & 0o077:
+        folder.chmod(0o700)
+
+
+@dataclass(slots=True)
+class Connection:
+    """A connection to the shared server past the handshake, and what the server sent after it."""
+
+    sock: socket.socket
+    first: bytes
+
+
+def connect(found: Published, within: float = HANDSHAKE_S) -> Connection | None:
+    """A connection to the server `found` names, once it proved it holds the token and this
+    relay proved it too; None when nothing answers, or something that could not prove it, within
+    `within` seconds in all."""
+    deadline = time.monotonic() + within
+    try:
+        sock = socket.create_connection(("127.0.0.1", found.port), timeout=within)
     except OSError:
         return None
     try:
-        sock.sendall(found.token.encode("ascii") + b"\n")
-        greeting = b""
-        while not greeting.endswith(b"\n") and len(greeting) < len(GREETING):
-            chunk = sock.recv(len(GREETING) - len(greeting))
-            if not chunk:
-                break
-            greeting += chunk
-    except (OSError, UnicodeError):
-        greeting = b""
-    if greeting != GREETING:
-        sock.close()
+        ours = secrets.token_hex(16).encode("ascii")
+        sock.sendall(b" ".join((HANDSHAKE, b"hello", ours)) + b"\n")
+        buffer = bytearray()
+        theirs = _proved(_line(sock, buffer, deadline), found.token, ours)
+        if theirs is not None:
+            sock.sendall(b" ".join((HANDSHAKE, b"relay", _mac(found.token, b"relay", ours, theirs))) + b"\n")
+            if _line(sock, buffer, deadline) == WELCOME.rstrip(b"\n"):
+                sock.settimeout(None)
+                return Connection(sock, bytes(buffer))
+    except OSError:
+        pass
+    sock.close()
+    return None
+
+
+def _proved(line: bytes | None, token: str, ours: bytes) -> bytes | None:
+    """The server's nonce, when `line` proves the server holds `token`; else None."""
+    words = (line or b"").split()
+    if len(words) != 4 or words[:2] != [HANDSHAKE, b"server"] or not _NONCE.fullmatch(words[2]):
         return None
-    sock.settimeout(None)
-    return sock
+    return words[2] if hmac.compare_digest(words[3], _mac(token, b"server", ours, words[2])) else None
 
 
-def reach(argv: Sequence[str], cwd: Path, env: Mapping[str, str]) -> socket.socket:
+def _line(sock: socket.socket, buffer: bytearray, deadline: float) -> bytes | None:
+    """The next line from `sock` (`buffer` holds what came after it), or None: the connection
+    ended, or no whole line of at most `LINE_MAX` bytes came before `deadline`."""
+    while b"\n" not in buffer:
+        left = deadline - time.monotonic()
+        if len(buffer) > LINE_MAX or left <= 0:
+            return None
+        sock.settimeout(left)
+        chunk = sock.recv(LINE_MAX + 1 - len(buffer))
+        if not chunk:
+            return None
+        buffer += chunk
+    line, _, rest = bytes(buffer).partition(b"\n")
+    buffer[:] = rest
+    return line if len(line) <= LINE_MAX else None
+
+
+def reach(argv: Sequence[str], cwd: Path, env: Mapping[str, str]) -> Connection:
     """A connection to the shared server for these flags, started first if none answers. One
     process starts it; the others wait on the state file's lock and then connect."""
     path = state_file(argv, cwd, env)
     idle_s(env)  # a bad value is said here, not in the detached server's log
-    sock = connect(path)
-    if sock is not None:
-        return sock
-    path.parent.mkdir(parents=True, exist_ok=True)
+    _own_folder(path.parent)
+    first = _trusted(path)
+    joined = connect(first) if first is not None else None
+    if joined is not None:
+        return joined
     try:
-        with locked(path.with_suffix(".lock"), timeout=START_S + _PATIENT_S):
-            # a server busy past the first wait is waited for longer before another is started
-            return connect(path, _PATIENT_S) or _start(path, argv, cwd, env)
+        with locked(_lock(path), timeout=START_S + 2 * HANDSHAKE_S):
+            again = published(path)  # another session may have started one meanwhile
+            if again is not None and again != first and (joined := connect(again)) is not None:
+                return joined
+            return _start(path, argv, cwd, env)
     except LockTimeout:
         raise ShareError(f"another session has been starting the shared server for {START_S:.0f} s") from None
 
 
-def _start(path: Path, argv: Sequence[str], cwd: Path, env: Mapping[str, str]) -> socket.socket:
-    log = path.with_suffix(".log")
-    with log.open("wb") as err:  # the server's log: every start begins a new one
+def _trusted(path: Path) -> Published | None:
+    found = _read_state(path)
+    if isinstance(found, str):
+        _say(f"not using {path}: {found}; a new shared server replaces it")
+        return None
+    return found
+
+
+def _start(path: Path, argv: Sequence[str], cwd: Path, env: Mapping[str, str]) -> Connection:
+    log = path.with_suffix(".log")  # the server's log: every start begins a new one, never through a link
+    err = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    try:
         process = subprocess.Popen(
             [sys.executable, "-c", "import sys; del sys.path[0]; from server import main; main()", *argv],
             stdin=subprocess.DEVNULL,
@@ -190,13 +333,13 @@ def _start(path: Path, argv: Sequence[str], cwd: Path, env: Mapping[str, str]) -
             env={**env, SHARED_ENV: str(path)},
             **_detached(),
         )
+    finally:
+        os.close(err)
     deadline = time.monotonic() + START_S
     while time.monotonic() < deadline:
         found = published(path)
-        if found is not None and found.pid == process.pid:
-            sock = connect(path)
-            if sock is not None:
-                return sock
+        if found is not None and found.pid == process.pid and (joined := connect(found)) is not None:
+            return joined
         if process.poll() is not None:
             raise ShareError(f"the shared server stopped as it started: {_last_line(log)}")
         time.sleep(0.05)
@@ -221,14 +364,19 @@ def _last_line(log: Path) -> str:
     return said[-1] if said else f"it wrote nothing (its log: {log})"
 
 
-def relay(sock: socket.socket, stdin: IO[bytes], stdout: IO[bytes]) -> bool:
-    """Copy `stdin` to the server and what it sends to `stdout` until the server closes the
-    connection; True when it did so after `stdin` ended (the client left), False before."""
+def relay(joined: Connection, stdin: int = 0, stdout: int = 1) -> bool:
+    """Copy what comes on the file descriptor `stdin` to the server, and what the server sends to
+    `stdout`, until the server closes the connection; True when it did so after `stdin` ended
+    (the client left) or the client stopped reading, False before (the server went away).
+
+    Both sides read and write the descriptors themselves: a thread left blocked in a buffered
+    `sys.stdin` when the process ends makes the interpreter abort."""
     ended = threading.Event()
+    sock = joined.sock
 
     def upstream() -> None:
         try:
-            while chunk := _read(stdin):
+            while chunk := os.read(stdin, 1 << 16):
                 sock.sendall(chunk)
         except OSError:
             pass
@@ -238,10 +386,14 @@ def relay(sock: socket.socket, stdin: IO[bytes], stdout: IO[bytes]) -> bool:
                 sock.shutdown(socket.SHUT_WR)  # the server reads the end of the session
 
     threading.Thread(target=upstream, name="stdin", daemon=True).start()
+    chunk = joined.first
     try:
-        while chunk := sock.recv(1 << 16):
-            stdout.write(chunk)
-            stdout.flush()
+        while chunk or (chunk := sock.recv(1 << 16)):
+            try:
+                _write(stdout, chunk)
+            except OSError:  # the client stopped reading: it is gone
+                return True
+            chunk = b""
     except OSError:
         pass
     finally:
@@ -249,9 +401,16 @@ def relay(sock: socket.socket, stdin: IO[bytes], stdout: IO[bytes]) -> bool:
     return ended.is_set()
 
 
-def _read(stream: IO[bytes]) -> bytes:
-    read1 = getattr(stream, "read1", None)
-    return bytes(read1(1 << 16)) if read1 is not None else stream.read(1 << 16)
+def _write(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _say(line: str) -> None:
+    """One line on stderr (nothing when there is no stderr)."""
+    with contextlib.suppress(OSError):
+        _write(2, f"agents-context-shared: {line}\n".encode("utf-8", "replace"))
 
 
 HELP = """usage: agents-context-shared [FLAGS]
@@ -266,21 +425,54 @@ its state and log are in $AGENTS_CONTEXT_STATE_DIR/shared (default: the user's s
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv in (["-h"], ["--help"]):
-        sys.stdout.write(HELP + "\n")
+        _write(1, HELP.encode("utf-8") + b"\n")
         return 0
     if any(arg == "--transport" or arg.startswith("--transport=") for arg in argv):
-        sys.stderr.write("agents-context-shared: it relays stdio to a server of its own; leave out --transport\n")
+        _say("it relays stdio to a server of its own; leave out --transport")
         return 2
+    _hold_standard_descriptors()
     try:
-        sock = reach(argv, Path.cwd(), os.environ)
+        return _main(argv)
+    except KeyboardInterrupt:  # the terminal's ^C: the session ends, the server stays
+        return 130
+
+
+def _hold_standard_descriptors() -> None:
+    """Open the null device on each of stdin, stdout and stderr the client left closed: else the
+    first file or socket opened takes its number, and the relay would read its own connection
+    as the client's input."""
+    for fd, flags in ((0, os.O_RDONLY), (1, os.O_WRONLY), (2, os.O_WRONLY)):
+        if not _is_open(fd):
+            opened = os.open(os.devnull, flags)
+            if opened != fd:
+                os.dup2(opened, fd)
+                os.close(opened)
+
+
+def _is_open(fd: int) -> bool:
+    try:
+        os.fstat(fd)
+    except OSError:
+        return False
+    return True
+
+
+def _main(argv: list[str]) -> int:
+    try:
+        cwd = Path.cwd()
+    except OSError as exc:
+        _say(f"cannot use the current folder: {exc.strerror or exc}")
+        return 1
+    try:
+        joined = reach(argv, cwd, os.environ)
     except ShareError as exc:
-        sys.stderr.write(f"agents-context-shared: {exc}\n")
+        _say(str(exc))
         return 1
     except OSError as exc:  # the state folder cannot be made, or its files written
         where = f" ({exc.filename})" if exc.filename else ""
-        sys.stderr.write(f"agents-context-shared: cannot use the state folder: {exc.strerror or exc}{where}\n")
+        _say(f"cannot use the state folder: {exc.strerror or exc}{where}")
         return 1
-    if relay(sock, sys.stdin.buffer, sys.stdout.buffer):
+    if relay(joined):
         return 0
-    sys.stderr.write("agents-context-shared: the shared server closed the session\n")
+    _say("the shared server closed the session")
     return 1

@@ -168,7 +168,11 @@ async def test_a_dead_servers_state_file_is_replaced(project: Path, env: dict[st
 
         answering = threading.Thread(target=answer)
         answering.start()
-        state.write_text(json.dumps({"port": stranger.getsockname()[1], "token": "0" * 32, "pid": 1}))
+        with subprocess.Popen([sys.executable, "-c", "pass"]) as gone:  # a server that has ended
+            gone.wait()
+        fd = os.open(state, os.O_WRONLY | os.O_CREAT, 0o600)  # as a server writes it
+        with os.fdopen(fd, "w") as out:
+            out.write(json.dumps({"port": stranger.getsockname()[1], "token": "0" * 32, "pid": gone.pid}))
         try:
             async with Client(params(project, env)) as client:
                 assert "frobnicators" in await search(client, "frobnicators")
@@ -176,7 +180,7 @@ async def test_a_dead_servers_state_file_is_replaced(project: Path, env: dict[st
             done.set()
             answering.join()
     found = share.published(state)
-    assert found is not None and found.pid != 1
+    assert found is not None and found.pid != gone.pid
 
 
 def test_a_connection_without_the_token_is_closed_unanswered(project: Path, env: dict[str, str]) -> None:
@@ -194,15 +198,30 @@ def test_a_connection_without_the_token_is_closed_unanswered(project: Path, env:
         assert published is not None
         with socket.create_connection(("127.0.0.1", published.port), timeout=10) as intruder:
             intruder.sendall(b"f" * 32 + b"\n" + b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n')
-            try:
-                answered = intruder.recv(1024)
-            except ConnectionResetError:  # closed with the rest unread
-                answered = b""
-            assert answered == b""
+            assert everything(intruder) == b""
+        with socket.create_connection(("127.0.0.1", published.port), timeout=10) as intruder:  # no token to prove with
+            intruder.sendall(share.HANDSHAKE + b" hello " + b"0" * 32 + b"\n")
+            proof = intruder.recv(1024)
+            assert proof.startswith(share.HANDSHAKE + b" server ") and published.token.encode() not in proof
+            intruder.sendall(
+                share.HANDSHAKE + b" relay " + b"0" * 64 + b"\n" + b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n'
+            )
+            assert everything(intruder) == b"", "the server admitted a connection that did not prove it holds the token"
         relay.stdin.write(b'{"jsonrpc":"2.0","id":2,"method":"ping"}\n')
         relay.stdin.close()
         assert json.loads(relay.stdout.readline())["id"] == 2, "the session was hurt by the intruder"
         assert relay.wait(timeout=30) == 0
+
+
+def everything(sock: socket.socket) -> bytes:
+    """All `sock` receives until the other end closes it."""
+    received = b""
+    try:
+        while chunk := sock.recv(1024):
+            received += chunk
+    except ConnectionResetError:  # closed with the rest unread
+        pass
+    return received
 
 
 def test_a_server_that_cannot_start_is_said_in_one_line(project: Path, env: dict[str, str]) -> None:
