@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from types import FrameType
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -64,7 +66,7 @@ def lines_run(work: Callable[[], object]) -> int:
     """How many lines of Python `work` runs: the work done, counted without a clock."""
     count = 0
 
-    def tracer(frame: object, event: str, arg: object) -> Callable[..., object]:
+    def tracer(frame: FrameType, event: str, arg: Any) -> Any:
         nonlocal count
         count += event == "line"
         return tracer
