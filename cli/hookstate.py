@@ -22,7 +22,6 @@ from pathlib import Path
 
 from cli.state import state_dir
 from corpus.names import printable
-from writes.atomic import TEMP, write_atomic
 from writes.locks import LockTimeout, locked
 
 SESSION_DAYS = 7
@@ -37,9 +36,10 @@ MAX_LOG_LINE = 2_000
 """The most characters of one line of the log."""
 
 _RECORD = r"[a-z-]+-[A-Za-z0-9_.-]*"
-_OWN = re.compile(rf"{_RECORD}\.(?:json|lock)|\.{_RECORD}\.json\.[0-9a-f]{{8}}{re.escape(TEMP)}")
+_OWN = re.compile(rf"{_RECORD}\.(?:json|lock)|\.{_RECORD}\.json\.[0-9a-f]{{8}}\.tmp")
 """The files of the hook in `sessions/`: a record (`CLIENT-READABLE-DIGEST.json`, and before the
-digest `CLIENT-SAFE-ID.json`), its lock (`.lock`) and what `write_atomic` leaves when stopped."""
+digest `CLIENT-SAFE-ID.json`), its lock (`.lock`) and what `write_atomic` leaves when stopped
+(`writes.atomic.temporary_name`)."""
 _READABLE = 40
 """The characters of a session's id kept in its file's name, for a person looking at the folder."""
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -82,42 +82,47 @@ class Session:
         ends without an error."""
         where = record_path(client, session)
         with locked(where.with_suffix(".lock"), timeout=LOCK_WAIT_S):
-            record = cls(where, set() if reset else _given(where))
+            read = None if reset else _given(where)
+            record = cls(where, set(read or ()))
             yield record
-            write_atomic(where, json.dumps({"given": sorted(record.given)}).encode("utf-8"), mode=0o600)
+            if record.given != read:  # written when it changed, was reset or was not a record
+                from writes.atomic import write_atomic  # its `secrets` costs 3 ms: only when writing
+
+                write_atomic(where, json.dumps({"given": sorted(record.given)}).encode("utf-8"), mode=0o600)
 
 
-def _given(where: Path) -> set[str]:
-    """The rule keys of a record; none (and a line in the log) when it is not a record."""
+def _given(where: Path) -> set[str] | None:
+    """The rule keys of a record: an empty set when there is none, None (and a line in the log)
+    when it is not a record."""
     try:
         fd = os.open(where, os.O_RDONLY | _NOFOLLOW | _NONBLOCK)
     except FileNotFoundError:
         return set()
     except OSError as exc:
         log(f"session record {where.name} not read ({exc.strerror}): taken as empty")
-        return set()
+        return None
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_RECORD:
             log(f"session record {where.name} is not a file of at most {MAX_RECORD:,} bytes: taken as empty")
-            return set()
+            return None
         chunks: list[bytes] = []
         while chunk := os.read(fd, MAX_RECORD + 1 - sum(map(len, chunks))):
             chunks.append(chunk)
         data = json.loads(b"".join(chunks).decode("utf-8"))
     except (OSError, ValueError, RecursionError) as exc:
         log(f"session record {where.name} is not JSON ({type(exc).__name__}): taken as empty")
-        return set()
+        return None
     finally:
         os.close(fd)
     given = data.get("given") if isinstance(data, dict) else None
     if not isinstance(given, list):
         log(f'session record {where.name} holds no "given" list: taken as empty')
-        return set()
-    keys = {key for key in given if isinstance(key, str)}
+        return None
     if any(not isinstance(key, str) for key in given):
-        log(f"session record {where.name} holds keys that are not strings: those left out")
-    return keys
+        log(f"session record {where.name} holds keys that are not strings: taken as empty")
+        return None
+    return set(given)
 
 
 def sweep(clients: frozenset[str], days: float = SESSION_DAYS) -> None:

@@ -18,7 +18,6 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
 _FILE = 2
 """A pattern matched the path itself: it outranks one that matched a folder of it."""
@@ -29,15 +28,20 @@ class InvalidGlob(ValueError):
     """Not a gitignore pattern (nothing left once read, or a trailing escape)."""
 
 
-@dataclass(frozen=True, slots=True)
 class _Segment:
     """One segment of a pattern (`*.ts`, `api`, `v[0-9]`): fixed-length pieces between `*`s,
     each a regular expression of single characters. The first piece is matched at the start of
     a name, the last at its end and the others leftmost between them: one pass, however many
-    `*`s (a single expression for `*a*a*a*b` backtracks for ever on a name of `a`s)."""
+    `*`s (a single expression for `*a*a*a*b` backtracks for ever on a name of `a`s).
 
-    pieces: tuple[re.Pattern[str], ...]
-    sizes: tuple[int, ...]
+    The classes here are plain, not dataclasses: the hook imports this module, and each dataclass
+    costs its start half a millisecond."""
+
+    __slots__ = ("pieces", "sizes")
+
+    def __init__(self, pieces: tuple[re.Pattern[str], ...], sizes: tuple[int, ...]) -> None:
+        self.pieces = pieces
+        self.sizes = sizes
 
     def match(self, name: str) -> bool:
         if len(self.pieces) == 1:
@@ -104,14 +108,18 @@ _NESTED = "nested"
 """...or any path below the top (`*/`, `**/`)."""
 
 
-@dataclass(frozen=True, slots=True)
 class _Pattern:
-    include: bool
-    segments: tuple[_Segment | None, ...]
-    """None for `**`."""
-    folder_only: bool
-    """The pattern ended with `/`."""
-    special: str = ""
+    __slots__ = ("folder_only", "include", "segments", "special")
+
+    def __init__(
+        self, include: bool, segments: tuple[_Segment | None, ...], folder_only: bool, special: str = ""
+    ) -> None:
+        self.include = include
+        self.segments = segments
+        """None for `**`."""
+        self.folder_only = folder_only
+        """The pattern ended with `/`."""
+        self.special = special
 
     def match(self, names: Sequence[str]) -> int:
         """0 if the pattern does not match the path of these names; `_FILE` if its first match
@@ -185,11 +193,13 @@ def _pattern(line: str) -> _Pattern | None:
 _SEPARATORS = [sep for sep in (os.sep, os.altsep) if sep and sep != "/"]
 
 
-@dataclass(frozen=True, slots=True)
 class Globs:
     """Lines of gitignore syntax, as one matcher."""
 
-    patterns: tuple[_Pattern, ...]
+    __slots__ = ("patterns",)
+
+    def __init__(self, patterns: tuple[_Pattern, ...]) -> None:
+        self.patterns = patterns
 
     @classmethod
     def of(cls, lines: Iterable[str]) -> Globs:

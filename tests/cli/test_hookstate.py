@@ -16,6 +16,7 @@ from cli.hookstate import MAX_LOG, record_path
 from cli.state import STATE_ENV
 from tests.cli.test_hook import PROJECT, context, edit, env_of, logged, quiet, run_hook
 from tests.conftest import write_tree
+from writes.atomic import temporary_name
 
 POSIX = os.name == "posix"
 links = pytest.mark.skipif(not POSIX, reason="symlinks need privileges on Windows")
@@ -111,7 +112,7 @@ def test_the_sweep_removes_only_the_hooks_own_old_files(project: Path, state: Pa
         record_path("claude-code", "old").with_suffix(".lock"),
         sessions / "codex-before_the_digest.json",  # the name a record had before
         sessions / "cursor-orphan-0123.lock",
-        sessions / ".cline-x-0123.json.0a1b2c3d.tmp",  # a write stopped midway
+        temporary_name(sessions / "cline-x-0123.json"),  # a write stopped midway
     ]
     foreign = [sessions / "notes.txt", sessions / "claude-code-photo.png"]
     for path in (*mine, *foreign):
