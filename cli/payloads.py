@@ -69,8 +69,8 @@ def _common(payload: dict[str, Any], project_env: str) -> tuple[str, Path, Path]
         return None
     folder = Path(cwd) if isinstance(cwd, str) and cwd else Path.cwd()
     project = Path(os.environ.get(project_env) or folder)
-    agent = payload.get("agent_id")
-    return (f"{session}.{agent}" if isinstance(agent, str) and agent else session), project, folder
+    agent = payload.get("agent_id")  # a subagent's own session: after a NUL, which no id holds
+    return (f"{session}\0{agent}" if isinstance(agent, str) and agent else session), project, folder
 
 
 Paths = Callable[[str, dict[str, Any], Path], "tuple[str, ...] | None"]

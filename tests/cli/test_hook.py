@@ -16,9 +16,11 @@ from typing import Any
 import pytest
 
 from cli.hook import answer, shell_paths
+from cli.hookstate import record_path
 from cli.state import STATE_ENV
 from tests.conftest import write_tree
 from tests.helpers import REPO
+from writes.locks import locked
 
 PROJECT: dict[str, str | bytes] = {
     "AGENTS.md": "# Agents\n\nAGENTS-MARK. Run make test.\n",
@@ -396,3 +398,33 @@ def test_the_hook_loads_no_sdk_pydantic_numpy_anyio_or_watchfiles() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=60, check=True
     )
     assert done.stdout.strip() == "[]"
+
+
+def test_a_subagent_is_a_session_of_its_own_that_no_id_can_spell(project: Path, state: Path) -> None:
+    """Session `s` with subagent `a` was the record of session `s.a`."""
+    auth = str(project / "src/api/auth.ts")
+    sub = json.loads(edit(project, auth, "s"))
+    for payload in ({**sub, "agent_id": "a"}, json.loads(edit(project, auth, "s.a")), sub):
+        assert "CLAUDE-API-MARK" in context(run_hook(["claude-code"], json.dumps(payload), env_of(state)).stdout)
+
+
+def test_a_hook_waits_for_another_of_its_session_a_few_seconds_at_most(project: Path, state: Path) -> None:
+    """A hook of the same session that never lets go (stopped, or hung) once held every later one
+    until the host killed it."""
+    lock = record_path("claude-code", "held").with_suffix(".lock")
+    with locked(lock):
+        quiet(run_hook(["claude-code"], edit(project, str(project / "src/api/auth.ts"), "held"), env_of(state)))
+    assert "is locked by another process" in logged(state)
+
+
+@pytest.mark.skipif(os.name != "posix", reason="symlinks need privileges on Windows")
+def test_a_project_with_link_loops_is_answered(project: Path, state: Path) -> None:
+    (project / "loop").symlink_to(project / "loop")
+    (project / "src/a").symlink_to(project / "src/b")
+    (project / "src/b").symlink_to(project / "src/a")
+    (project / "src/api/up").symlink_to(project)
+    for path in ("src/api/auth.ts", "loop/x.ts", "src/a/x.ts", "src/api/up/src/api/users.ts"):
+        done = run_hook(["claude-code"], edit(project, str(project / path), path), env_of(state))
+        assert (done.returncode, done.stderr) == (0, ""), path
+    start = claude(project, "SessionStart", source="startup", session="loops")
+    assert "OVERVIEW-MARK" in context(run_hook(["claude-code"], json.dumps(start), env_of(state)).stdout)
