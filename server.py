@@ -34,7 +34,7 @@ from corpus.clients import Client, loaded_by
 from corpus.errors import CorpusError
 from corpus.files import CorpusFile
 from corpus.identity import AGENTS_SCHEME, DOCS_SCHEME, SERVER_SCHEME
-from corpus.names import too_long
+from corpus.names import too_deep, too_long
 from corpus.roots import RootKind, relative_source
 from live import answering, status
 from live.index import LiveIndex
@@ -302,7 +302,7 @@ def _tools(server: AgentsServer, app: App) -> None:
     ) -> Annotated[CallToolResult, SearchResult]:
         if not path.strip():
             return error_result("path is required: pass the source file's path, e.g. 'src/api/auth.py'")
-        if why := too_long(path):
+        if why := too_long(path) or too_deep(path):
             return error_result(why)
         app.catch_up()
         where = {r.label: rel for r in live.agents_roots if (rel := relative_source(r, path)) is not None}
@@ -310,7 +310,8 @@ def _tools(server: AgentsServer, app: App) -> None:
             found = replace(
                 policy.path_answer(view.corpus, where), freshness=answering.freshness(live, view, live.agents_roots)
             )
-        page = Page(detail=detail, max_tokens=budget(max_tokens), miss=applies.MISS.format(path=path))
+        miss = applies.OUTSIDE if live.agents_roots and not where else applies.MISS
+        page = Page(detail=detail, max_tokens=budget(max_tokens), miss=miss.format(path=path))
         rendered = render_context(path, found, page)
         return tool_result(rendered.text, rendered.result)
 

@@ -1,20 +1,30 @@
 """How long the hook takes, as a host runs it: a new process per event, this repository as the
 project, in the same run as Python's own start and `agents-context search` (the command line,
-which loads the server).
+which loads the server); with `--before`, against another revision's hook in the same run.
 
-    uv run python -m bench.hook              # 30 runs of each
-    uv run python -m bench.hook --runs 5     # quicker
+    uv run python -m bench.hook                       # 30 runs of each
+    uv run python -m bench.hook --runs 5              # quicker
+    uv run python -m bench.hook --before --runs 15    # and 1fc0a87's hook, alternating
+    uv run python -m bench.hook --before REV          # another revision
 
 Each event is timed as a whole process, stdin to exit, in a copy of this repository's `.AGENTS/`
 and `live/` with a `.claude/rules` file and an `AGENTS.md` beside them (so that the project's
 agent files are walked and front matter is read, as in most projects): a session's start (the
 pinned files), a touched file with rules, the same file again (given already: nothing to add),
-a file no rule matches; then an edit of `server.py` in this repository as it is.
+a file no rule matches; then an edit of `server.py` in this repository as it is, and an edit of a
+file 200 folders deep (a long path: its work once grew with the square of the path's length).
+
+`--before REV` checks REV out in a temporary git worktree, gives it an environment of its own
+(`uv sync --frozen --compile-bytecode`, else this interpreter with the worktree first on its
+path), and times its hook on the same events, each run alternating which goes first; both write
+their bytecode on a first, untimed run of each event. It prints the median and p95 of both and
+their ratio. The worktree is removed at the end.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -22,12 +32,14 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from bench.measure import percentile
 
 REPO = Path(__file__).resolve().parents[1]
+BEFORE = "1fc0a87"
+"""The revision `--before` times by default: the hook before its hardening (issue 49)."""
 
 
 def hook_command() -> list[str]:
@@ -53,37 +65,113 @@ def project(where: Path) -> Path:
     return where
 
 
+Case = tuple[str, Callable[[int], str]]
+"""A row: its name, and the payload of run `i`."""
+
+
+def cases(root: Path, tag: str) -> list[Case]:
+    """The hook's events; `tag` keeps one hook's sessions apart from another's."""
+
+    def payload(session: str, event: str, fields: dict[str, object], cwd: Path = root) -> str:
+        return json.dumps({"session_id": f"{tag}{session}", "hook_event_name": event, "cwd": str(cwd), **fields})
+
+    def edit(path: Path) -> dict[str, object]:
+        return {"tool_name": "Edit", "tool_input": {"file_path": str(path)}}
+
+    start: dict[str, object] = {"source": "startup"}
+    touch = edit(root / "live" / "index.py")
+    none: dict[str, object] = {"tool_name": "Read", "tool_input": {"file_path": str(root / "README.md")}}
+    deep = edit(root / "live" / Path(*["deep"] * 200) / "x.py")
+    return [
+        ("hook: session start", lambda i: payload(f"s{i}", "SessionStart", start)),
+        ("hook: a file with rules, first touch", lambda i: payload(f"t{i}", "PreToolUse", touch)),
+        ("hook: the same file again", lambda i: payload("again", "PreToolUse", touch)),
+        ("hook: a file no rule matches", lambda i: payload(f"n{i}", "PreToolUse", none)),
+        (
+            "hook: this repository as it is, Edit server.py",
+            lambda i: payload(f"r{i}", "PreToolUse", edit(REPO / "server.py"), REPO),
+        ),
+        ("hook: a file 200 folders deep", lambda i: payload(f"d{i}", "PreToolUse", deep)),
+    ]
+
+
+@contextlib.contextmanager
+def checkout(rev: str, where: Path) -> Iterator[list[str]]:
+    """`rev` in a temporary worktree at `where`, and the command that runs its hook; the worktree
+    removed afterwards."""
+    git = ["git", "-C", str(REPO), "worktree"]
+    subprocess.run([*git, "add", "--detach", str(where), rev], check=True, capture_output=True)
+    try:
+        uv = shutil.which("uv")
+        synced = (
+            uv is not None
+            and subprocess.run(
+                [uv, "sync", "--frozen", "--quiet", "--compile-bytecode"], cwd=where, capture_output=True, check=False
+            ).returncode
+            == 0
+        )
+        script = where / ".venv" / ("Scripts" if os.name == "nt" else "bin") / "agents-context-hook"
+        yield [str(script)] if synced and script.exists() else [sys.executable, "-m", "cli.hook"]
+    finally:
+        subprocess.run([*git, "remove", "--force", str(where)], check=False, capture_output=True)
+
+
+def compare(rev: str, runs: int, scratch: Path, root: Path) -> None:
+    """This hook and `rev`'s on the same events, alternating, as one table."""
+    with checkout(rev, scratch / "before") as before:
+        common = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}  # warm runs write it
+        envs = {
+            "after": {**common, "AGENTS_CONTEXT_STATE_DIR": str(scratch / "state-after")},
+            "before": {
+                **common,
+                "AGENTS_CONTEXT_STATE_DIR": str(scratch / "state-before"),
+                **({"PYTHONPATH": str(scratch / "before")} if before[0] == sys.executable else {}),
+            },
+        }
+        hooks = {"after": [*hook_command(), "claude-code"], "before": [*before, "claude-code"]}
+        rows: dict[str, dict[str, list[float]]] = {which: {name: [] for name, _ in cases(root, "")} for which in hooks}
+        for which in hooks:  # bytecode written once, as an installed package has it
+            for _, stdin in cases(root, f"warm-{which}-"):
+                timed(hooks[which], stdin(0), envs[which], root)
+        for i in range(runs):
+            order = ("after", "before") if i % 2 == 0 else ("before", "after")
+            for which in order:
+                for name, stdin in cases(root, f"{which}-"):
+                    rows[which][name].append(timed(hooks[which], stdin(i), envs[which], root))
+    head = "before median | before p95 | after median | after p95 | after / before"
+    print(f"| event ({runs} runs each, alternating; ms) | {head} |")
+    print("|---|---|---|---|---|---|")
+    for name, _ in cases(root, ""):
+        b, a = rows["before"][name], rows["after"][name]
+        ratio = percentile(a, 50) / percentile(b, 50)
+        print(
+            f"| {name} | {percentile(b, 50):.0f} | {percentile(b, 95):.0f} | "
+            f"{percentile(a, 50):.0f} | {percentile(a, 95):.0f} | {ratio:.2f} |"
+        )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=30)
+    parser.add_argument(
+        "--before", nargs="?", const=BEFORE, metavar="REV", help=f"time REV's hook too (default {BEFORE})"
+    )
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="agents-context-hook-bench-") as scratch:
         root = project(Path(scratch) / "repo")
-        state = Path(scratch) / "state"
-        env = {**os.environ, "AGENTS_CONTEXT_STATE_DIR": str(state)}
-
-        def payload(session: str, event: str, **fields: object) -> str:
-            return json.dumps({"session_id": session, "hook_event_name": event, "cwd": str(root), **fields})
-
-        def as_is(session: str) -> str:
-            edit = {"tool_name": "Edit", "tool_input": {"file_path": str(REPO / "server.py")}}
-            return json.dumps({"session_id": session, "hook_event_name": "PreToolUse", "cwd": str(REPO), **edit})
-
-        touch = {"tool_name": "Edit", "tool_input": {"file_path": str(root / "live" / "index.py")}}
-        none = {"tool_name": "Read", "tool_input": {"file_path": str(root / "README.md")}}
+        if args.before:
+            compare(args.before, args.runs, Path(scratch), root)
+            return 0
+        env = {**os.environ, "AGENTS_CONTEXT_STATE_DIR": str(Path(scratch) / "state")}
         hook = [*hook_command(), "claude-code"]
         search = [sys.executable, str(REPO / "server.py"), "search", "threads", "--project", str(root), "--no-cache"]
-        cases: list[tuple[str, list[str], Callable[[int], str]]] = [
+        commands: list[tuple[str, list[str], Callable[[int], str]]] = [
             ("python -c pass", [sys.executable, "-c", "pass"], lambda i: ""),
-            ("hook: session start", hook, lambda i: payload(f"s{i}", "SessionStart", source="startup")),
-            ("hook: a file with rules, first touch", hook, lambda i: payload(f"t{i}", "PreToolUse", **touch)),
-            ("hook: the same file again", hook, lambda i: payload("again", "PreToolUse", **touch)),
-            ("hook: a file no rule matches", hook, lambda i: payload(f"n{i}", "PreToolUse", **none)),
-            ("hook: this repository as it is, Edit server.py", hook, lambda i: as_is(f"r{i}")),
+            *[(name, hook, stdin) for name, stdin in cases(root, "")],
             ("agents-context search (the CLI)", search, lambda i: ""),
         ]
         rows = [
-            (name, [timed(command, stdin(i), env, root) for i in range(args.runs)]) for name, command, stdin in cases
+            (name, [timed(command, stdin(i), env, root) for i in range(args.runs)]) for name, command, stdin in commands
         ]
     print(f"| command ({args.runs} runs each, ms) | median | p95 | min |")
     print("|---|---|---|---|")

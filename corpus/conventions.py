@@ -15,6 +15,7 @@ from enum import Enum
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from corpus.globs import Globs, InvalidGlob
 from corpus.ignore import spec
 
 if TYPE_CHECKING:
@@ -285,14 +286,20 @@ def valid(glob: str) -> bool:
 
 def matches(glob: str, rel: str) -> bool:
     """Whether a rule's glob (gitignore syntax, braces expanded) matches a file's path from the
-    project's top; a glob that is not `valid` matches nothing."""
+    project's top, in time linear in the path (`corpus.globs`); a glob that is not `valid`
+    matches nothing."""
     found = _matcher(glob)
-    return found is not None and found.match_file(rel)
+    return found is not None and found.match(rel)
 
 
 @lru_cache(maxsize=1024)
-def _matcher(glob: str) -> GitIgnoreSpec | None:
-    return _spec(tuple(expand_braces(glob))) if valid(glob) else None
+def _matcher(glob: str) -> Globs | None:
+    if not valid(glob):
+        return None
+    try:
+        return Globs.of(expand_braces(glob))
+    except InvalidGlob:
+        return None
 
 
 def expand_braces(glob: str) -> list[str]:

@@ -16,6 +16,9 @@ MAX_PATH_CHARS = 4096
 """The longest path a tool argument or URI may name (Linux's PATH_MAX; Windows' is shorter)."""
 MAX_NAME_CHARS = 255
 """The longest file or folder name in it (every common file system's limit)."""
+MAX_PATH_NAMES = 256
+"""The most folders and files a source path may name (`context_for_path`, the hook): deeper than
+any project's tree, far fewer than the 2,048 that `MAX_PATH_CHARS` would allow."""
 
 
 def too_long(path: str) -> str | None:
@@ -26,6 +29,14 @@ def too_long(path: str) -> str | None:
     longest = max(len(part) for part in path.replace("\\", "/").split("/"))
     if longest > MAX_NAME_CHARS:
         return f"a name in the path is too long ({longest:,} characters): at most {MAX_NAME_CHARS} per file or folder"
+    return None
+
+
+def too_deep(path: str) -> str | None:
+    """Why `path` names too many folders to be a source file of a project, or None."""
+    names = sum(1 for part in path.replace("\\", "/").split("/") if part)
+    if names > MAX_PATH_NAMES:
+        return f"path has too many names ({names:,}): at most {MAX_PATH_NAMES} folders and files"
     return None
 
 

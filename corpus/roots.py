@@ -284,19 +284,28 @@ def project_of(root: Root) -> Path:
 def relative_source(root: Root, source: str, base: Path | None = None) -> str | None:
     """`source` relative to the root's project folder, or None if it is outside it. A relative
     `source` is taken from `base` (the server's working folder) when that lands in the project,
-    else as already relative to the project."""
+    else as relative to the project. Either way the path is resolved first (links followed, `..`
+    taken away), so `src/../../etc/passwd` is outside, not under `src/`. A path that cannot be
+    resolved (a link loop, a NUL) is taken as written, `..` applied to the names before it."""
     text = source.strip().replace("\\", "/")
-    path = PurePosixPath(text)
-    absolute = path.is_absolute() or (len(text) > 1 and text[1] == ":")
-    candidate = Path(text) if absolute else (base or Path.cwd()) / text
+    project = project_of(root)
+    if PurePosixPath(text).is_absolute() or (len(text) > 1 and text[1] == ":"):
+        given = Path(text)
+        return _inside(_real(given), project) if given.is_absolute() else None  # a drive path on POSIX: none here
+    here = _inside(_real((base or Path.cwd()) / text), project)
+    return here if here is not None else _inside(_real(project / text), project)
+
+
+def _real(path: Path) -> Path:
     try:
-        real = candidate.resolve()
-    except (OSError, RuntimeError, ValueError):  # a link loop (RuntimeError before 3.13), a NUL: as written
-        real = Path(os.path.normpath(candidate))
+        return path.resolve()
+    except (OSError, RuntimeError, ValueError):  # a link loop (RuntimeError before 3.13), a NUL
+        return Path(os.path.normpath(path))
+
+
+def _inside(path: Path, project: Path) -> str | None:
     try:
-        return real.relative_to(project_of(root)).as_posix()
+        rel = path.relative_to(project).as_posix()
     except ValueError:
-        if absolute:
-            return None
-    rel = PurePosixPath(*[p for p in path.parts if p not in (".", "")]).as_posix()
-    return None if rel.startswith("..") or rel == "." else rel
+        return None
+    return None if rel == "." else rel

@@ -13,7 +13,9 @@ from mcp import Client, MCPError
 from mcp.shared.subscriptions import ResourcesListChanged
 from mcp.types import ServerNotification
 
+from corpus.names import MAX_PATH_NAMES
 from protocol.arguments import EMPTY_QUERY
+from retrieval.search import applies
 from server import AgentsServer
 from tests.helpers import MODES, TOOLS, call, eventually, make_server, search, split_status, text_of
 
@@ -384,3 +386,24 @@ async def test_a_failed_rebuild_keeps_serving_the_last_good_index(
 
         await eventually(recovered)
         assert server.app.live.last_error is None
+
+
+async def test_context_for_path_answers_nothing_for_a_path_outside_the_project_and_refuses_one_too_deep(
+    make_tree: Callable[..., Path],
+) -> None:
+    """`src/../../etc/passwd` resolves outside the project: no rule of it applies, and the answer
+    says why. A path of more names than any project's tree is refused in one sentence, as one too
+    long is."""
+    agents = make_tree({"overview.md": OVERVIEW, "source.md": "---\nglobs: src/**\n---\n# Source\n\nSOURCE-RULE.\n"})
+    async with Client(make_server(agents)) as client:
+        body, status, _ = await call(client, "context_for_path", path="src/app.py")
+        assert "SOURCE-RULE" in body and status["hits"] == "1"
+        for outside in ("src/../../etc/passwd", "src/../../../../../../etc/passwd", "/etc/passwd"):
+            body, status, _ = await call(client, "context_for_path", path=outside)
+            assert "SOURCE-RULE" not in body and status["hits"] == "0"
+            assert body == applies.OUTSIDE.format(path=outside)
+        deep = await client.call_tool("context_for_path", {"path": "d/" * 2000 + "x.py"})
+        assert deep.is_error
+        assert text_of(deep) == "path has too many names (2,001): at most 256 folders and files"
+        body, status, _ = await call(client, "context_for_path", path="src/" + "d/" * (MAX_PATH_NAMES - 2) + "x.py")
+        assert "SOURCE-RULE" in body

@@ -29,6 +29,7 @@ counts on the same terms.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import PurePosixPath
@@ -62,6 +63,8 @@ MISS = (
     "no context applies to: {path} (give a rule the paths it is for in its front matter: globs:, "
     "paths:, applyTo:; or add an AGENTS.md in its folder, or a heading that names its folder)"
 )
+OUTSIDE = "no context applies to: {path} (it is outside the project, and the project's rules are about its own files)"
+"""The miss line for a path that resolves outside every root's project (`src/../../etc/passwd`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,8 +95,7 @@ def applicable(corpus: Corpus, where: Mapping[str, str]) -> list[Applicable]:
         rel = where.get(root.label)
         if rel is None:
             continue
-        parts = rel.split("/")
-        names = _names(parts)
+        evidence = _Evidence.of(rel)
         for f in corpus.in_root(root):
             if f.meta.search_only:  # its own condition is not a path (a description, or by hand)
                 continue
@@ -117,22 +119,18 @@ def applicable(corpus: Corpus, where: Mapping[str, str]) -> list[Applicable]:
                     for u in units:
                         offer(Applicable(u, f"{kind} in {folder}/", 2, folder.count("/") + 1))
                 continue
-            stems = _path_names(f.rel)
-            for name in names:
-                if name.specific and name.name in stems:
-                    for u in units:
-                        offer(Applicable(u, f"file path names {name.name}", 1, name.depth))
+            named = max(((evidence.words[s], s) for s in _path_names(f.rel) if s in evidence.words), default=None)
+            if named is not None:
+                for u in units:
+                    offer(Applicable(u, f"file path names {named[1]}", 1, named[0]))
             title = _title(units)
             for u in units:
                 if not u.heading or u.heading == INTRO or u is title:
                     continue
                 own = _LINK.sub(r"\1", u.heading).casefold()  # its own heading: not the title above it
-                for name in names:
-                    if name.prefix is not None and name.prefix.search(own):
-                        shown = name.path if "/" in name.path else f"{name.path}/"
-                        offer(Applicable(u, f"heading names {shown}", 1, name.depth + 0.5))
-                    elif name.word is not None and name.word.search(own):
-                        offer(Applicable(u, f"heading names {name.name}", 1, name.depth + 0.25))
+                heading = evidence.in_heading(own)
+                if heading is not None:
+                    offer(Applicable(u, f"heading names {heading[1]}", 1, heading[0]))
     return sorted(found.values(), key=lambda a: a.order)
 
 
@@ -150,48 +148,91 @@ def specific(name: str) -> bool:
     return len(name) >= MIN_NAME and not name.startswith(".") and not name.isdigit() and name not in GENERIC_NAMES
 
 
+_BEFORE_WORD = re.compile(r"(?<![\w/-])")
+"""Where a name may start in a heading: not after a word character, `/` or `-`."""
+_BEFORE_PATH = re.compile(r"(?<![\w./-])")
+"""Where a path may start: not after a word character, `.`, `/` or `-`."""
+_AFTER = re.compile(r"(?![\w-]|/[\w.-])")
+"""Where a name or a path may end: not before a word character or `-`, nor before another name
+after a `/` (`api` in `api/` or `api.`, not in `api/v1`)."""
+_AFTER_FOLDER = re.compile(r"(?![\w.-])")
+"""Where a top folder written with its slash may end (`src/`, not `src/api`)."""
+
+
 @dataclass(frozen=True, slots=True)
-class _Name:
-    """One folder of a source file (or its own name), as evidence: `depth` 1 for the top folder."""
+class _Evidence:
+    """A source file's path as evidence in headings and rule files' paths, case folded: the names
+    of its folders and its own (the stem: `auth` for `auth.py`) that are `specific`, each at its
+    deepest (`depth` 1 for the top folder), and the paths down to each (`src/api`).
 
-    name: str
-    depth: int
-    specific: bool
-    word: re.Pattern[str] | None
-    """The name as a whole word (`api`, `api/`; not `v1/api` or `api/v1`, other paths), when it is
-    specific."""
-    path: str
-    prefix: re.Pattern[str] | None
-    """The path down to it as written (`src/api`; `src/` for a top folder)."""
+    A heading is read once, whatever the path's length: its places where a name can start and end
+    are found in one pass, and the text between them looked up among the names; a path is found
+    as the longest common start of the heading there and the file's path. Nothing is compiled per
+    folder, so a path of thousands of folders costs what its characters do."""
 
+    rel: str
+    words: dict[str, int]
+    """Each specific name, at its deepest."""
+    longest: int
+    """The longest of `words`."""
+    ends: tuple[int, ...]
+    """Where a prefix of `rel` ends: before each `/` (a folder), and at its end (the file)."""
 
-def _names(parts: list[str]) -> list[_Name]:
-    """The folders of a source path and its own name (the stem: `auth` for `auth.py`), case folded."""
-    out = []
-    for depth, part in enumerate(parts, start=1):
-        name = (PurePosixPath(part).stem if depth == len(parts) else part).casefold()
-        path = "/".join(parts[:depth]).casefold()
-        good = specific(name)
-        out.append(
-            _Name(
-                name,
-                depth,
-                good,
-                re.compile(rf"(?<![\w/-]){re.escape(name)}(?![\w-]|/[\w.-])") if good else None,
-                path,
-                _path_pattern(path, depth < len(parts)),
-            )
-        )
-    return out
+    @classmethod
+    def of(cls, rel: str) -> _Evidence:
+        parts = rel.casefold().split("/")
+        words: dict[str, int] = {}
+        for depth, part in enumerate(parts, start=1):
+            name = PurePosixPath(part).stem if depth == len(parts) else part
+            if specific(name):
+                words[name] = depth
+        folded = "/".join(parts)
+        ends = (*(i for i, c in enumerate(folded) if c == "/"), len(folded))
+        return cls(folded, words, max(map(len, words), default=0), ends)
 
+    def in_heading(self, heading: str) -> tuple[float, str] | None:
+        """The deepest of the file's folders (or its name) a heading names, as specificity and
+        what it names: a path of the file from the top, written whole (`src/api`, `src/api/`,
+        `src/api/auth.py`; a top folder with its slash: `src/`), counts half a folder more than
+        a specific name written as a whole word (`api`)."""
+        best: tuple[float, str] | None = None
+        ends = [m.start() for m in _AFTER.finditer(heading)]
+        at_end = set(ends)
+        for start in (m.start() for m in _BEFORE_PATH.finditer(heading)):
+            found = self._path_at(heading, start, at_end)
+            if found is not None and (best is None or found[0] > best[0]):
+                best = found
+        if not self.words:
+            return best
+        for start in (m.start() for m in _BEFORE_WORD.finditer(heading)):
+            for i in range(bisect_right(ends, start), len(ends)):
+                if ends[i] - start > self.longest:
+                    break
+                depth = self.words.get(heading[start : ends[i]])
+                if depth is not None and (best is None or depth + 0.25 > best[0]):
+                    best = (depth + 0.25, heading[start : ends[i]])
+        return best
 
-def _path_pattern(path: str, folder: bool) -> re.Pattern[str] | None:
-    """A path of the file as a heading writes it: `src/api`, `src/api/` or `src/api/auth.py`, from
-    the top and whole (not `src/api/v2`, another folder); a top folder with its slash (`src/`),
-    whatever its name, for it names a folder."""
-    if "/" in path:
-        return re.compile(rf"(?<![\w./-]){re.escape(path)}(?![\w-]|/[\w.-])")
-    return re.compile(rf"(?<![\w./-]){re.escape(path)}/(?![\w.-])") if folder else None
+    def _path_at(self, heading: str, start: int, ends: set[int]) -> tuple[float, str] | None:
+        """The deepest path of the file that `heading` writes from `start` (where `ends` are the
+        places a path may end), if any."""
+        rel = self.rel
+        if not heading.startswith(rel[:1], start):
+            return None
+        low, high = 1, min(len(rel), len(heading) - start)  # the longest common start, by halves
+        while low < high:
+            middle = (low + high + 1) // 2
+            if heading.startswith(rel[:middle], start):
+                low = middle
+            else:
+                high = middle - 1
+        for depth in range(bisect_right(self.ends, low), 0, -1):  # the deepest first
+            end = self.ends[depth - 1]
+            if depth > 1 and start + end in ends:
+                return depth + 0.5, rel[:end]
+            if depth == 1 and end < min(low, len(rel)) and _AFTER_FOLDER.match(heading, start + end + 1):
+                return 1.5, rel[: end + 1]  # a top folder, with its slash
+        return None
 
 
 def _title(units: list[Unit]) -> Unit | None:

@@ -9,16 +9,18 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from cli.hook import answer, shell_paths
+from cli.hookstate import record_path
 from cli.state import STATE_ENV
 from tests.conftest import write_tree
 from tests.helpers import REPO
+from writes.locks import locked
 
 PROJECT: dict[str, str | bytes] = {
     "AGENTS.md": "# Agents\n\nAGENTS-MARK. Run make test.\n",
@@ -175,12 +177,21 @@ def test_over_the_hosts_limit_rules_are_named_with_how_to_read_them(tmp_path: Pa
     assert all(f"big/.claude/rules/r{i}.md" in text.split("\n")[0] for i in range(6))  # the first line names all
 
 
-def run_hook(args: list[str], stdin: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+def hook_command() -> list[str]:
     script = Path(sys.executable).with_name("agents-context-hook")
-    command = [str(script)] if script.exists() else [sys.executable, "-m", "cli.hook"]
-    return subprocess.run(
-        [*command, *args], input=stdin, capture_output=True, text=True, timeout=60, cwd=REPO, env=env, check=False
+    return [str(script)] if script.exists() else [sys.executable, "-m", "cli.hook"]
+
+
+def run_hook(
+    args: Sequence[str | bytes], stdin: str | bytes, env: dict[str, str], timeout: float = 60, cwd: Path = REPO
+) -> subprocess.CompletedProcess[str]:
+    """The hook as a host runs it: a new process, the payload on stdin, its answer on stdout."""
+    data = stdin.encode("utf-8") if isinstance(stdin, str) else stdin
+    done = subprocess.run(
+        [*hook_command(), *args], input=data, capture_output=True, timeout=timeout, cwd=cwd, env=env, check=False
     )
+    out, err = done.stdout.decode("utf-8"), done.stderr.decode("utf-8", "replace")
+    return subprocess.CompletedProcess(done.args, done.returncode, out, err)
 
 
 @pytest.mark.parametrize(
@@ -204,3 +215,216 @@ def test_the_command_answers_a_real_payload(project: Path, state: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "CLAUDE-API-MARK" in context(done.stdout)
     assert not any(p.name.startswith(".") for p in project.iterdir() if p.name not in {".AGENTS", ".claude", ".cursor"})
+
+
+# --- hostile input: whatever a payload holds, an answer soon, exit 0, nothing on stderr ---------
+
+
+def env_of(state: Path, **more: str) -> dict[str, str]:
+    return {**os.environ, STATE_ENV: str(state), **more}
+
+
+def logged(state: Path) -> str:
+    log = state / "hook.log"
+    return log.read_text(encoding="utf-8") if log.exists() else ""
+
+
+def quiet(done: subprocess.CompletedProcess[str], out: str = "") -> None:
+    """Exit 0, `out` on stdout, and no traceback nor anything else on stderr."""
+    assert (done.returncode, done.stdout, done.stderr) == (0, out, "")
+
+
+def edit(project: Path, path: str, session: str = "s1") -> str:
+    return json.dumps(claude(project, "PreToolUse", tool_name="Edit", tool_input={"file_path": path}, session=session))
+
+
+DEEP_GLOB = "**/a/**/b/**/c/**/d/**/e/**/*.ts"
+
+
+def test_a_path_of_many_folders_is_answered_at_once(tmp_path: Path, state: Path) -> None:
+    """A rule whose glob has six `**` and a path of 250 names and 4,000 characters that it does
+    not match: pathspec's backtracking took minutes; hosts stop a hook after 10 s."""
+    folder = write_tree(
+        tmp_path / "deep",
+        {
+            "AGENTS.md": "# A\n",
+            ".claude/rules/deep.md": f"---\npaths: '{DEEP_GLOB}'\n---\n# Deep\n\nDEEP-MARK.\n",
+            ".cursor/rules/py.mdc": "---\nglobs: '**/*.py'\n---\n# Python\n\nPY-MARK.\n",
+        },
+    )
+    fill = (4000 - len(str(folder)) - 480) // 251
+    path = str(folder / ("a/b/c/d/e/" * 47 + "/".join(["y" * 250] * fill) + "/x.py"))
+    assert len(path) <= 4096 and len(path.split("/")) <= 256 and fill >= 10
+    done = run_hook(["claude-code"], edit(folder, path), env_of(state))
+    assert done.returncode == 0, done.stderr
+    assert "PY-MARK" in context(done.stdout) and "DEEP-MARK" not in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("path", "why"),
+    [
+        ("d/" * 2000 + "x.py", "path has too many names"),
+        ("src/" + "x" * 4100, "path too long"),
+        ("src/a\x00.ts", "a path with a NUL character names no file"),
+    ],
+)
+def test_a_path_that_cannot_be_a_projects_file_is_ignored_and_logged(
+    project: Path, state: Path, path: str, why: str
+) -> None:
+    quiet(run_hook(["claude-code"], edit(project, str(project / path)), env_of(state)))
+    assert why in logged(state)
+
+
+@pytest.mark.parametrize("path", ["src/../../etc/passwd", "src/api/../../../shop2/src/api/auth.ts", "../shop/../x.ts"])
+def test_a_path_that_leaves_the_project_gets_nothing(project: Path, state: Path, path: str) -> None:
+    """A path is resolved before it is placed in the project: `src/../../etc/passwd` is not under
+    `src/`, whatever a host sends (a relative path, from the payload's `cwd`)."""
+    (project.parent / "shop2/src/api").mkdir(parents=True)
+    quiet(run_hook(["claude-code"], edit(project, path), env_of(state)))
+    gemini = claude(project, "AfterTool", tool_name="read_file", tool_input={"file_path": path})
+    quiet(run_hook(["gemini-cli"], json.dumps(gemini), env_of(state)))
+
+
+def test_two_sessions_whose_ids_read_alike_are_two_sessions(project: Path, state: Path) -> None:
+    """`coll/1` and `coll_1` (and two ids with the same first 120 characters) once shared one
+    record, and the second was never given the rules the first was."""
+    auth = str(project / "src/api/auth.ts")
+    for session in ("coll/1", "coll_1", "x" * 120 + "-a", "x" * 120 + "-b"):
+        done = run_hook(["claude-code"], edit(project, auth, session), env_of(state))
+        assert "CLAUDE-API-MARK" in context(done.stdout), session
+    assert run_hook(["claude-code"], edit(project, auth, "coll/1"), env_of(state)).stdout == ""  # once each
+
+
+HOSTILE_PAYLOADS: dict[str, bytes] = {
+    "not UTF-8": b'{"session_id": "\xff\xfe", "hook_event_name": "SessionStart"}',
+    "over 4 MiB": b'{"session_id": "s", "hook_event_name": "SessionStart", "pad": "' + b"x" * (5 << 20) + b'"}',
+    "nested 100,000 deep": b"[" * 100_000 + b"]" * 100_000,
+    "a lone surrogate": b'{"session_id": "\\udcff", "hook_event_name": "PreToolUse", "tool_name": "Edit"}',
+    "numbers for strings": b'{"session_id": 1, "hook_event_name": ["PreToolUse"], "cwd": {}}',
+}
+
+
+@pytest.mark.parametrize("name", HOSTILE_PAYLOADS)
+@pytest.mark.parametrize("client", ["claude-code", "cursor"])
+def test_any_payload_gets_an_answer_or_nothing_and_exit_0(state: Path, name: str, client: str) -> None:
+    done = run_hook([client], HOSTILE_PAYLOADS[name], env_of(state))
+    quiet(done, "{}\n" if client == "cursor" else "")
+    if name in ("not UTF-8", "over 4 MiB", "nested 100,000 deep"):
+        assert f"{client}: a payload " in logged(state)
+
+
+def test_arguments_that_are_not_utf8_are_logged_escaped(state: Path) -> None:
+    """An argument of bytes that are not UTF-8 made the hook fail writing its own log line."""
+    done = run_hook([b"claude-code\xff"], "{}", env_of(state))
+    quiet(done)
+    assert "claude-code\\xff" in logged(state)
+
+
+def test_a_missing_folder_and_junk_in_the_environment_give_nothing(project: Path, state: Path) -> None:
+    auth = str(project / "src/api/auth.ts")
+    missing = json.loads(edit(project, auth))
+    missing["cwd"] = str(project / "no/such/folder")
+    quiet(run_hook(["claude-code"], json.dumps(missing), env_of(state, CLAUDE_PROJECT_DIR="\t\n junk")))
+    quiet(run_hook(["claude-code"], edit(project, auth), env_of(state, CLAUDE_PROJECT_DIR=auth)))  # a file
+    assert "is not a folder" in logged(state)
+
+
+def test_the_home_folder_is_not_walked_as_a_project(project: Path, state: Path) -> None:
+    """A session in the home folder (where `~/.claude/rules` marks agent files) would walk all of
+    it on every event: the hook leaves it, and says so in its log."""
+    quiet(run_hook(["claude-code"], edit(project, str(project / "src/api/auth.ts")), env_of(state, HOME=str(project))))
+    assert "is the home folder or a file system's top" in logged(state)
+
+
+def test_long_commands_and_patches_are_read_in_one_pass(project: Path, state: Path) -> None:
+    """A shell command of one word of three million characters (Python's shell lexer: minutes), a
+    patch header of 300,000 spaces (a regular expression: minutes), 100,000 words, and
+    100,000 files for read_many_files: each answered at once, with the files it names first."""
+    env = env_of(state)
+    word = "sed -n 1p src/api/users.ts " + "y" * 3_000_000
+    bash = claude(project, "PreToolUse", tool_name="Bash", tool_input={"command": word})
+    assert "CURSOR-TS-MARK" in context(run_hook(["claude-code"], json.dumps(bash), env).stdout)
+    patch = "*** Begin Patch\n*** Update File: src/api/auth.ts\n*** Add File: x" + " " * 300_000 + "y\n"
+    codex = claude(project, "PreToolUse", tool_name="apply_patch", tool_input={"command": patch}, session="p")
+    assert "CLAUDE-API-MARK" in context(run_hook(["codex"], json.dumps(codex), env).stdout)
+    words = claude(project, "PreToolUse", tool_name="Bash", tool_input={"command": "ls " + "nope " * 100_000})
+    quiet(run_hook(["claude-code"], json.dumps({**words, "session_id": "w"}), env))
+    include = ["src/api/users.ts", *[f"nope{i}" for i in range(100_000)]]
+    many = claude(project, "AfterTool", tool_name="read_many_files", tool_input={"include": include}, session="m")
+    assert "CURSOR-TS-MARK" in context(run_hook(["gemini-cli"], json.dumps(many), env).stdout)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_a_fifo_or_a_device_as_the_file_never_blocks(project: Path, state: Path) -> None:
+    os.mkfifo(project / "src/api/pipe.ts")
+    done = run_hook(["claude-code"], edit(project, str(project / "src/api/pipe.ts")), env_of(state))
+    assert "CLAUDE-API-MARK" in context(done.stdout)  # rules for its place; the FIFO never opened
+    for device in ("/dev/zero", "/dev/stdin"):
+        quiet(run_hook(["claude-code"], edit(project, device, session=device), env_of(state)))
+    bash = claude(project, "PreToolUse", tool_name="Bash", tool_input={"command": "cat src/api/pipe.ts /dev/zero"})
+    assert run_hook(["claude-code"], json.dumps({**bash, "session_id": "b"}), env_of(state)).returncode == 0
+
+
+def test_hooks_of_one_session_at_once_give_each_rule_once(project: Path, state: Path) -> None:
+    payload = edit(project, str(project / "src/api/auth.ts"), "parallel").encode("utf-8")
+    running = [
+        subprocess.Popen(
+            [*hook_command(), "claude-code"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env_of(state)
+        )
+        for _ in range(6)
+    ]
+    outs = [p.communicate(payload, timeout=60)[0].decode("utf-8") for p in running]
+    assert [p.returncode for p in running] == [0] * 6
+    assert sum("CLAUDE-API-MARK" in out for out in outs) == 1, outs
+
+
+def test_a_host_that_closed_its_end_gets_no_error(project: Path, state: Path) -> None:
+    """The answer written to a closed pipe: no traceback, no exit status of 120 at Python's exit."""
+    hook = subprocess.Popen(
+        [*hook_command(), "claude-code"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env_of(state),
+    )  # fmt: skip
+    assert hook.stdout is not None and hook.stdin is not None
+    hook.stdout.close()
+    _, err = hook.communicate(edit(project, str(project / "src/api/auth.ts")).encode("utf-8"), timeout=60)
+    assert (hook.returncode, err) == (0, b"")
+    assert "the answer could not be written" in logged(state)
+
+
+def test_the_hook_loads_no_sdk_pydantic_numpy_anyio_or_watchfiles() -> None:
+    heavy = ["mcp", "pydantic", "numpy", "anyio", "watchfiles"]
+    code = f"import sys, cli.hook; print([m for m in {heavy!r} if m in sys.modules])"
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=60, check=True
+    )
+    assert done.stdout.strip() == "[]"
+
+
+def test_a_subagent_is_a_session_of_its_own_that_no_id_can_spell(project: Path, state: Path) -> None:
+    """Session `s` with subagent `a` was the record of session `s.a`."""
+    auth = str(project / "src/api/auth.ts")
+    sub = json.loads(edit(project, auth, "s"))
+    for payload in ({**sub, "agent_id": "a"}, json.loads(edit(project, auth, "s.a")), sub):
+        assert "CLAUDE-API-MARK" in context(run_hook(["claude-code"], json.dumps(payload), env_of(state)).stdout)
+
+
+def test_a_hook_waits_for_another_of_its_session_a_few_seconds_at_most(project: Path, state: Path) -> None:
+    """A hook of the same session that never lets go (stopped, or hung) once held every later one
+    until the host killed it."""
+    lock = record_path("claude-code", "held").with_suffix(".lock")
+    with locked(lock):
+        quiet(run_hook(["claude-code"], edit(project, str(project / "src/api/auth.ts"), "held"), env_of(state)))
+    assert "is locked by another process" in logged(state)
+
+
+@pytest.mark.skipif(os.name != "posix", reason="symlinks need privileges on Windows")
+def test_a_project_with_link_loops_is_answered(project: Path, state: Path) -> None:
+    (project / "loop").symlink_to(project / "loop")
+    (project / "src/a").symlink_to(project / "src/b")
+    (project / "src/b").symlink_to(project / "src/a")
+    (project / "src/api/up").symlink_to(project)
+    for path in ("src/api/auth.ts", "loop/x.ts", "src/a/x.ts", "src/api/up/src/api/users.ts"):
+        done = run_hook(["claude-code"], edit(project, str(project / path), path), env_of(state))
+        assert (done.returncode, done.stderr) == (0, ""), path
+    start = claude(project, "SessionStart", source="startup", session="loops")
+    assert "OVERVIEW-MARK" in context(run_hook(["claude-code"], json.dumps(start), env_of(state)).stdout)

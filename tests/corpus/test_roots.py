@@ -8,7 +8,7 @@ import pytest
 
 from corpus.catalog import load
 from corpus.errors import RootNotFound
-from corpus.roots import RootKind, Wanted, find_agents_roots, make_roots, named, resolve
+from corpus.roots import RootKind, Wanted, find_agents_roots, make_roots, named, relative_source, resolve
 from tests.corpus.support import POSIX
 
 
@@ -73,3 +73,40 @@ def test_a_root_can_be_named(tmp_path: Path) -> None:
     assert named("no/slash=x") == (None, "no/slash=x")
     with pytest.raises(RootNotFound, match="same NAME"):
         resolve([Wanted(RootKind.AGENTS, tmp_path / "packages/api/.AGENTS", "x"), Wanted(RootKind.DOCS, tmp_path, "X")])
+
+
+def test_a_source_path_is_resolved_before_it_is_placed_in_the_project(tmp_path: Path) -> None:
+    """`src/../../etc/passwd` is outside the project, not under `src/`: a path is resolved first,
+    from the working folder, else from the project; one that leaves it is nowhere."""
+    project = tmp_path / "shop"
+    (project / "src").mkdir(parents=True)
+    (project / "AGENTS.md").write_text("# A\n")
+    (root,) = make_roots([], conventional=project)
+    assert relative_source(root, "src/api/auth.py", project) == "src/api/auth.py"
+    assert relative_source(root, "src/api/auth.py", tmp_path / "elsewhere") == "src/api/auth.py"  # from the project
+    assert relative_source(root, str(project / "src/./x/../auth.py")) == "src/auth.py"
+    for outside in (
+        "src/../../etc/passwd",
+        "../shop2/x.py",
+        "src/../..",
+        str(project / "src/../../x.py"),
+        "/etc/passwd",
+    ):
+        assert relative_source(root, outside, project) is None, outside
+        assert relative_source(root, outside, tmp_path / "elsewhere") is None, outside
+    assert relative_source(root, ".", project) is None  # the project itself is not a file of it
+
+
+@pytest.mark.skipif(not POSIX, reason="symlinks need privileges on Windows")
+def test_a_source_path_through_a_link_is_where_the_link_leads(tmp_path: Path) -> None:
+    project = tmp_path / "shop"
+    (project / "src").mkdir(parents=True)
+    (tmp_path / "outside").mkdir()
+    (project / "src" / "out").symlink_to(tmp_path / "outside")
+    (project / "src" / "here").symlink_to(project / "src")
+    (project / "loop").symlink_to(project / "loop")
+    (root,) = make_roots([], conventional=project)
+    assert relative_source(root, "src/out/x.py", project) is None
+    assert relative_source(root, "src/here/x.py", project) == "src/x.py"
+    assert relative_source(root, "loop/x.py", project) == "loop/x.py"  # a loop: as written
+    assert relative_source(root, "loop/../../x.py", project) is None

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable
 from pathlib import Path
+from types import FrameType
+from typing import Any
 
 from corpus.catalog import Corpus, load
 from corpus.roots import make_roots, relative_source
@@ -53,3 +57,66 @@ def test_nested_agents_md_files_apply_nearest_folder_first(tmp_path: Path) -> No
         ("shop/src/api/AGENTS.md", "AGENTS.md in src/api/"),
         ("shop/src/AGENTS.md", "AGENTS.md in src/"),
     ]
+
+
+def lines_run(work: Callable[[], object]) -> int:
+    """How many lines of Python `work` runs: the work done, counted without a clock."""
+    count = 0
+
+    def tracer(frame: FrameType, event: str, arg: Any) -> Any:
+        nonlocal count
+        count += event == "line"
+        return tracer
+
+    sys.settrace(tracer)
+    try:
+        work()
+    finally:
+        sys.settrace(None)
+    return count
+
+
+DEEP_RULES: dict[str, str | bytes] = {
+    **REPO_FILES,
+    ".AGENTS/guide.md": "# Guide\n\n## The ddd layer\n\nOne.\n\n## src/ddd/ddd/\n\nTwo.\n\n## Deploying\n\nThree.\n",
+    ".cursor/rules/src.mdc": "---\nglobs: src/**/*.py\n---\n# Source\n\nTyped.\n",
+}
+
+
+def test_the_work_grows_with_the_paths_length_not_its_square(tmp_path: Path) -> None:
+    """A path of `ddd/` n times and 2n times: the second is about twice the work (a regular
+    expression compiled for each of the path's folders was the square: 4.6 s for 2,000)."""
+    repo = write_tree(tmp_path / "shop", DEEP_RULES)
+    corpus = load(make_roots([repo / ".AGENTS"], conventional=repo))
+
+    def path(folders: int) -> str:
+        return "src/" + "ddd/" * folders + "x.py"
+
+    found = applying(corpus, path(3), repo)  # compiled once, before counting
+    assert {a.reason for a in found} >= {"cursor globs: src/**/*.py", "heading names src/ddd/ddd", "heading names ddd"}
+    small = lines_run(lambda: applying(corpus, path(150), repo))
+    large = lines_run(lambda: applying(corpus, path(300), repo))
+    assert large < 2.3 * small, (small, large)
+
+
+def test_a_heading_names_the_deepest_folder_it_writes(tmp_path: Path) -> None:
+    """A heading's path of the file counts from the top and whole, deepest first; a name counts as
+    a whole word; the deepest folder wins whichever way it is written."""
+    repo = write_tree(
+        tmp_path / "shop",
+        {
+            "AGENTS.md": "# A\n",
+            ".AGENTS/notes.md": (
+                "# Notes\n\n## Billing and `src/billing/` here\n\nB.\n\n## The invoices module\n\nI.\n\n"
+                "## src/billing/invoices/pdf.py quirks\n\nP.\n\n## lib/billing\n\nnot from the top.\n\n"
+                "## billing-tools\n\nanother name.\n"
+            ),
+        },
+    )
+    corpus = load(make_roots([repo / ".AGENTS"], conventional=repo))
+    found = {a.unit.heading: a.reason for a in applying(corpus, "src/billing/invoices/pdf.py", repo)}
+    assert found == {
+        "Billing and `src/billing/` here": "heading names src/billing",
+        "The invoices module": "heading names invoices",
+        "src/billing/invoices/pdf.py quirks": "heading names src/billing/invoices/pdf.py",
+    }
