@@ -22,6 +22,7 @@ from pathlib import Path
 
 from cli.state import state_dir
 from corpus.names import printable
+from writes.atomic import write_atomic
 from writes.locks import LockTimeout, locked
 
 SESSION_DAYS = 7
@@ -86,8 +87,6 @@ class Session:
             record = cls(where, set(read or ()))
             yield record
             if record.given != read:  # written when it changed, was reset or was not a record
-                from writes.atomic import write_atomic  # its `secrets` costs 3 ms: only when writing
-
                 write_atomic(where, json.dumps({"given": sorted(record.given)}).encode("utf-8"), mode=0o600)
 
 

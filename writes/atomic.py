@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 import stat
 import sys
 from collections.abc import Iterator
@@ -27,7 +26,7 @@ _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | 
 
 def temporary_name(target: Path) -> Path:
     """A new name beside `target` for the file that will replace it."""
-    return target.with_name(f".{target.name}.{secrets.token_hex(4)}{TEMP}")
+    return target.with_name(f".{target.name}.{os.urandom(4).hex()}{TEMP}")  # `secrets` costs 3 ms of import
 
 
 def write_atomic(target: Path, data: bytes, *, mode: int | None = None) -> None:
