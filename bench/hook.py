@@ -1,6 +1,8 @@
-"""How long the hook takes, as a host runs it: a new process per event, this repository as the
-project, in the same run as Python's own start and `agents-context search` (the command line,
-which loads the server); with `--before`, against another revision's hook in the same run.
+"""How long the hook takes, as a host runs it, and how much of what it injects is the rules'
+own text: a new process per event, in this repository and in a monorepo's agent files
+(`bench.monorepo`: a 1,011-line rule for task files among 26), in the same run as Python's own
+start and `agents-context search` (the command line, which loads the server); with `--before`,
+against another revision's hook in the same run.
 
     uv run python -m bench.hook                       # 30 runs of each
     uv run python -m bench.hook --runs 5              # quicker
@@ -13,6 +15,10 @@ agent files are walked and front matter is read, as in most projects): a session
 pinned files), a touched file with rules, the same file again (given already: nothing to add),
 a file no rule matches; then an edit of `server.py` in this repository as it is, and an edit of a
 file 200 folders deep (a long path: its work once grew with the square of the path's length).
+In the monorepo: a session's start, a Read of a task file (the long rule and the `.ts` rule
+apply), the Write of a new task file in another session, and an Edit of an API file. The rule
+share is the part of the injected characters on lines of the rules themselves
+(`bench.monorepo.rule_share`).
 
 `--before REV` checks REV out in a temporary git worktree, gives it an environment of its own
 (`uv sync --frozen --compile-bytecode`, else this interpreter with the worktree first on its
@@ -35,6 +41,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
+from bench import monorepo
 from bench.measure import percentile
 
 REPO = Path(__file__).resolve().parents[1]
@@ -47,10 +54,16 @@ def hook_command() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "cli.hook"]
 
 
-def timed(command: Sequence[str], stdin: str, env: dict[str, str], cwd: Path) -> float:
+def timed(command: Sequence[str], stdin: str, env: dict[str, str], cwd: Path) -> tuple[float, str]:
+    """Milliseconds from start to exit, and the context it added (`additionalContext`, '' if none)."""
     started = time.perf_counter()
-    subprocess.run(list(command), input=stdin, capture_output=True, text=True, env=env, cwd=cwd, check=True)
-    return (time.perf_counter() - started) * 1000
+    done = subprocess.run(list(command), input=stdin, capture_output=True, text=True, env=env, cwd=cwd, check=True)
+    elapsed = (time.perf_counter() - started) * 1000
+    try:
+        added = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"] if done.stdout.strip() else ""
+    except (ValueError, KeyError, TypeError):
+        added = ""
+    return elapsed, added
 
 
 def project(where: Path) -> Path:
@@ -62,6 +75,7 @@ def project(where: Path) -> Path:
     (rules / "live.md").write_text("---\npaths: live/**\n---\n# The live index\n\nEvery thread lives here.\n")
     (where / "AGENTS.md").write_text("# Agents\n\nRun uv run pytest before every commit.\n")
     (where / "CLAUDE.md").write_text("@AGENTS.md\n")
+    monorepo.write(where.parent / MONOREPO)
     return where
 
 
@@ -70,7 +84,8 @@ Case = tuple[str, Callable[[int], str]]
 
 
 def cases(root: Path, tag: str) -> list[Case]:
-    """The hook's events; `tag` keeps one hook's sessions apart from another's."""
+    """The hook's events; `tag` keeps one hook's sessions apart from another's. `root` is this
+    repository's copy; the monorepo is beside it (`MONOREPO`)."""
 
     def payload(session: str, event: str, fields: dict[str, object], cwd: Path = root) -> str:
         return json.dumps({"session_id": f"{tag}{session}", "hook_event_name": event, "cwd": str(cwd), **fields})
@@ -92,6 +107,31 @@ def cases(root: Path, tag: str) -> list[Case]:
             lambda i: payload(f"r{i}", "PreToolUse", edit(REPO / "server.py"), REPO),
         ),
         ("hook: a file 200 folders deep", lambda i: payload(f"d{i}", "PreToolUse", deep)),
+        *monorepo_cases(root.parent / MONOREPO, tag),
+    ]
+
+
+MONOREPO = "monorepo"
+
+
+def monorepo_cases(mono: Path, tag: str) -> list[Case]:
+    """The monorepo's events (in `mono`)."""
+
+    def payload(session: str, event: str, fields: dict[str, object]) -> str:
+        return json.dumps({"session_id": f"{tag}{session}", "hook_event_name": event, "cwd": str(mono), **fields})
+
+    def tool(name: str, rel: str) -> dict[str, object]:
+        return {"tool_name": name, "tool_input": {"file_path": str(mono / rel)}}
+
+    new_task = "apps/jobs/src/trigger/emails/send-receipt.ts"
+    return [
+        ("monorepo: session start", lambda i: payload(f"ms{i}", "SessionStart", {"source": "startup"})),
+        ("monorepo: Read a task file", lambda i: payload(f"mr{i}", "PreToolUse", tool("Read", monorepo.TASK_FILE))),
+        ("monorepo: Write a new task file", lambda i: payload(f"mw{i}", "PreToolUse", tool("Write", new_task))),
+        (
+            "monorepo: Edit an API file",
+            lambda i: payload(f"me{i}", "PreToolUse", tool("Edit", "apps/api/src/auth/login.ts")),
+        ),
     ]
 
 
@@ -130,6 +170,7 @@ def compare(rev: str, runs: int, scratch: Path, root: Path) -> None:
         }
         hooks = {"after": [*hook_command(), "claude-code"], "before": [*before, "claude-code"]}
         rows: dict[str, dict[str, list[float]]] = {which: {name: [] for name, _ in cases(root, "")} for which in hooks}
+        added: dict[str, dict[str, list[str]]] = {which: {name: [] for name, _ in cases(root, "")} for which in hooks}
         for which in hooks:  # bytecode written once, as an installed package has it
             for _, stdin in cases(root, f"warm-{which}-"):
                 timed(hooks[which], stdin(0), envs[which], root)
@@ -137,17 +178,30 @@ def compare(rev: str, runs: int, scratch: Path, root: Path) -> None:
             order = ("after", "before") if i % 2 == 0 else ("before", "after")
             for which in order:
                 for name, stdin in cases(root, f"{which}-"):
-                    rows[which][name].append(timed(hooks[which], stdin(i), envs[which], root))
-    head = "before median | before p95 | after median | after p95 | after / before"
+                    ms, text = timed(hooks[which], stdin(i), envs[which], root)
+                    rows[which][name].append(ms)
+                    added[which][name].append(text)
+    lines = monorepo.rule_lines(root.parent / MONOREPO)
+    head = "before median | before p95 | after median | after p95 | after / before | rule share before | after"
     print(f"| event ({runs} runs each, alternating; ms) | {head} |")
-    print("|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|")
     for name, _ in cases(root, ""):
         b, a = rows["before"][name], rows["after"][name]
         ratio = percentile(a, 50) / percentile(b, 50)
         print(
             f"| {name} | {percentile(b, 50):.0f} | {percentile(b, 95):.0f} | "
-            f"{percentile(a, 50):.0f} | {percentile(a, 95):.0f} | {ratio:.2f} |"
+            f"{percentile(a, 50):.0f} | {percentile(a, 95):.0f} | {ratio:.2f} | "
+            f"{share(name, added['before'][name], lines)} | {share(name, added['after'][name], lines)} |"
         )
+
+
+def share(name: str, texts: Sequence[str], lines: frozenset[str]) -> str:
+    """The rule share of what a monorepo event added (the first run's: every run adds the same),
+    with its size; '' for this repository's events."""
+    if not name.startswith("monorepo") or not texts:
+        return ""
+    text = texts[0]
+    return f"{monorepo.rule_share(text, lines):.0%} of {len(text):,}" if text else "nothing added"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -170,13 +224,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             *[(name, hook, stdin) for name, stdin in cases(root, "")],
             ("agents-context search (the CLI)", search, lambda i: ""),
         ]
-        rows = [
-            (name, [timed(command, stdin(i), env, root) for i in range(args.runs)]) for name, command, stdin in commands
-        ]
-    print(f"| command ({args.runs} runs each, ms) | median | p95 | min |")
-    print("|---|---|---|---|")
-    for name, times in rows:
-        print(f"| {name} | {percentile(times, 50):.0f} | {percentile(times, 95):.0f} | {min(times):.0f} |")
+        rows: list[tuple[str, list[float], str]] = []
+        for name, command, stdin in commands:
+            runs = [timed(command, stdin(i), env, root) for i in range(args.runs)]
+            lines = monorepo.rule_lines(root.parent / MONOREPO)
+            rows.append((name, [ms for ms, _ in runs], share(name, [text for _, text in runs], lines)))
+    print(f"| command ({args.runs} runs each, ms) | median | p95 | min | rule share |")
+    print("|---|---|---|---|---|")
+    for name, times, ruled in rows:
+        print(f"| {name} | {percentile(times, 50):.0f} | {percentile(times, 95):.0f} | {min(times):.0f} | {ruled} |")
     return 0
 
 

@@ -9,8 +9,8 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
+from cli import setup as client_setup
 from cli.settings import DEFAULTS
-from cli.setup import CLIENTS
 from corpus.clients import BY_KEY, UNKNOWN
 from live.cache import default_dir
 from retrieval.search.answer import DEFAULT_DETAIL, DEFAULT_MAX_TOKENS, DETAILS, SECTIONS, WINDOWS
@@ -301,55 +301,8 @@ def build_parser() -> argparse.ArgumentParser:
     commands.add_parser(
         "doctor", parents=[corpus, budgets, output], help="lint the corpus; exit 1 on errors (use it in CI)"
     )
-    _setup_parser(commands)
+    client_setup.add_parser(commands)
     return parser
-
-
-def _setup_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    setup_cmd = commands.add_parser(
-        "setup",
-        help="write our MCP server and hooks into a client's configuration files in a project",
-        description="Write the agents-context MCP server entry and its hooks into the project's own "
-        "configuration files for CLIENT, merged with what is there (other servers, hooks and settings are "
-        "kept). Running it again changes nothing; --remove takes out exactly what it added.",
-    )
-    setup_cmd.add_argument("client", metavar="CLIENT", choices=list(CLIENTS), help=f"one of: {', '.join(CLIENTS)}")
-    setup_cmd.add_argument(
-        "--project",
-        metavar="DIR",
-        type=Path,
-        help="the project whose configuration files are written, and that the server serves (default: the "
-        "current folder)",
-    )
-    setup_cmd.add_argument(
-        "--dry-run", action="store_true", help="print each file's change as a unified diff; write nothing"
-    )
-    setup_cmd.add_argument(
-        "--remove",
-        action="store_true",
-        help="take out what setup added (our server entry, our hook handlers, and the groups and files that "
-        "this leaves empty), nothing else",
-    )
-    how = setup_cmd.add_mutually_exclusive_group()
-    how.add_argument(
-        "--command",
-        metavar="CMD",
-        dest="server_command",  # not `command`: that names the subcommand
-        help="the command that starts the server (default: the absolute path of this agents-context "
-        "script, else uvx --from this checkout)",
-    )
-    how.add_argument(
-        "--url",
-        metavar="URL",
-        help="connect to one server already running over streamable HTTP, shared by every session "
-        "(such as http://127.0.0.1:8000/mcp), instead of starting one per session",
-    )
-    how.add_argument(
-        "--shared",
-        action="store_true",
-        help="start the server through agents-context-shared: every session of the project shares one "
-        "server, which the first starts and which stops once unused for 5 minutes",
-    )
 
 
 def parse(argv: list[str]) -> argparse.Namespace:

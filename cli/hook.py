@@ -30,13 +30,20 @@ from dataclasses import replace
 from pathlib import Path
 from typing import BinaryIO
 
+from cli.hookmemo import Memo
 from cli.hookstate import Session, log, sweep
 from cli.payloads import HOSTS, Event, Host, shell_paths
 from corpus.catalog import Corpus, load
 from corpus.clients import BY_KEY, Client, loaded_by
+from corpus.files import CorpusFile
 from corpus.names import too_deep, too_long
 from corpus.roots import DEFAULT_ROOT_NAMES, has_conventional_files, make_roots, relative_source
+from retrieval.chunks.units import Unit, sections_of
+from retrieval.render.briefing import listing, pinned
+from retrieval.render.grammar import inline
+from retrieval.render.rules import Handed, RuleFile, hand
 from retrieval.search.applies import Applicable, applicable
+from retrieval.search.fitting import best_first, names_the_file
 
 __all__ = ["HOSTS", "Event", "Host", "answer", "at_start", "main", "on_touch", "shell_paths"]
 
@@ -52,81 +59,82 @@ class Ignored(Exception):
 
 # --- what to add -------------------------------------------------------------------------------
 
+READ_PINNED = "your file tool or the agents-context pinned_context tool"
+READ_RULES = "the agents-context read_context tool (path and section) or your file tool"
 
-def corpus_of(project: Path) -> Corpus:
-    """What `--project` serves for this folder: its `.AGENTS/` and its conventional agent files."""
+
+def corpus_of(project: Path, memo: Memo | None = None) -> Corpus:
+    """What `--project` serves for this folder: its `.AGENTS/` and its conventional agent files
+    (their front matter as `memo` keeps it, when given)."""
     agents = [project / name for name in DEFAULT_ROOT_NAMES if (project / name).is_dir()][:1]
-    return load(make_roots(agents, conventional=project if has_conventional_files(project) else None))
+    roots = make_roots(agents, conventional=project if has_conventional_files(project) else None)
+    return load(roots, front_matter=memo.front_matter) if memo is not None else load(roots)
 
 
-def at_start(event: Event, client: Client, corpus: Corpus, limit: int) -> str:
-    """The pinned files the client does not load itself, whole within `limit`, the rest named."""
+def at_start(event: Event, client: Client, corpus: Corpus, limit: int, memo: Memo | None = None) -> Handed | None:
+    """The pinned files the client does not load itself: whole within `limit`, else their best
+    sections, the rest named; None when there are none."""
     loaded = loaded_by(client, corpus)
-    files = sorted((f for f in corpus.files.values() if f.pinned), key=lambda f: (f.root.label, f.rel))
+    files = pinned(corpus)
     sent = [f for f in files if f.path not in loaded]
     if not sent:
-        return ""
-    names = _names([f.path for f in sent])
-    head = f"agents-context: the project's pinned agent files, which apply to every task: {names}."
+        return None
+    sections = memo.sections if memo is not None else sections_of
+    head = "agents-context: the project's pinned agent files, which apply to every task."
     itself = [f.path for f in files if f.path in loaded]
     if itself:
-        head += f" ({client.name} loaded {_names(itself)} itself.)"
-    blocks = [(f.path, f"From {f.path}:\n{f.content().strip()}") for f in sent]
-    return fit(head, blocks, limit, "read them with your file tool or the agents-context pinned_context tool")
+        head += f" ({client.name} loaded {listing([inline(p) for p in itself], len(itself))} itself.)"
+    offered = [_rule_file(f, "", sections(f)) for f in sent]
+    return hand(head, offered, limit, READ_PINNED)
 
 
-def on_touch(event: Event, host: Host, corpus: Corpus, session: Session, limit: int) -> str:
-    """The rules that apply to the event's files and this session has not been given."""
-    rules: list[Applicable] = []
-    seen: set[str] = set()
+def on_touch(event: Event, host: Host, corpus: Corpus, session: Session, limit: int, memo: Memo | None = None) -> str:
+    """The rule files that apply to the event's files, less what this session was given and
+    what the host adds itself: each named once, the short ones whole, the best-fitting sections
+    of the long ones."""
+    sections = memo.sections if memo is not None else sections_of
+    found: dict[str, list[Applicable]] = {}
     for path in event.paths:
         where = {r.label: rel for r in corpus.agents_roots if (rel := relative_source(r, path, event.cwd)) is not None}
-        for item in applicable(corpus, where):
+        for item in applicable(corpus, where, sections):
             f = corpus.files.get(item.unit.path)
-            if f is None or f.pinned or item.unit.id in seen or item.unit.id in session.given:
-                continue  # a pinned file came at the session's start
+            if f is None or f.pinned:  # a pinned file came at the session's start
+                continue
             if host.adds(event, f):  # the model has it from the host: given
                 session.given.add(item.unit.id)
                 continue
-            seen.add(item.unit.id)
-            rules.append(item)
-    if not rules:
+            found.setdefault(f.path, []).append(item)
+    offered: list[RuleFile] = []
+    for path, items in found.items():
+        units = list({a.unit.id: a.unit for a in items if a.unit.id not in session.given}.values())
+        if len(units) < len({a.unit.id for a in items}):  # given in part before: what names this file
+            units = [u for u in units if names_the_file(u, event.paths)]
+        if not units:
+            continue
+        ranked = best_first(sorted(units, key=lambda u: u.start_line), event.paths, event.tool)
+        rule = _rule_file(corpus.files[path], items[0].reason, ranked, total=len({a.unit.id for a in items}))
+        if f"{path}#outline" in session.given:
+            rule = replace(rule, outlined=True)
+        offered.append(rule)
+    if not offered:
         return ""
-    shown = [_relative(event, p) for p in event.paths]
-    head = f"agents-context: the project's agent files have rules for {', '.join(shown)}: " + _names(
-        [f"{a.unit.path}:{a.unit.start_line}-{a.unit.end_line} ({a.reason})" for a in rules]
+    shown = ", ".join(inline(_relative(event, p)) for p in event.paths)
+    head = f"agents-context: the project's agent files have rules for {shown}:"
+    handed = hand(head, offered, limit, READ_RULES)
+    session.given.update(handed.given)
+    return handed.text
+
+
+def _rule_file(f: CorpusFile, applies: str, units: Sequence[Unit], total: int | None = None) -> RuleFile:
+    """`f` as the hook offers it: `units` not given yet, best first; `total` sections apply."""
+    return RuleFile(
+        path=f.path,
+        applies=applies,
+        description=f.meta.description or "",
+        lines=f.text.count("\n") + (0 if f.text.endswith("\n") else 1),
+        sections=tuple(units),
+        total=len(units) if total is None else total,
     )
-    blocks = [
-        (
-            a.unit.id,
-            f"From {a.unit.path}, lines {a.unit.start_line}-{a.unit.end_line} ({a.reason}):\n{a.unit.text.strip()}",
-        )
-        for a in rules
-    ]
-    text = fit(head + ".", blocks, limit, "read them with your file tool or the agents-context read_context tool")
-    session.given.update(a.unit.id for a in rules)
-    return text
-
-
-def fit(head: str, blocks: Sequence[tuple[str, str]], limit: int, how: str) -> str:
-    """`head`, then each block whole while the text stays within `limit`; the blocks left out are
-    named, with how to read them."""
-    parts = [head]
-    left: list[str] = []
-    size = len(head)
-    for name, block in blocks:
-        if not left and size + 2 + len(block) <= limit - 300:
-            parts.append(block)
-            size += 2 + len(block)
-        else:
-            left.append(name)
-    if left:
-        parts.append(f"Not shown here, over this hook's {limit:,} characters ({how}): {_names(left)}.")
-    return "\n\n".join(parts)[:limit]
-
-
-def _names(names: Sequence[str]) -> str:
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
 def _relative(event: Event, path: str) -> str:
@@ -174,13 +182,17 @@ def answer(client: str, payload: object) -> str:
         event = replace(event, paths=tuple(p for p in event.paths if usable(p) is None))
         if not event.paths:
             return ""
-    corpus = corpus_of(project_of(event))
+    project = project_of(event)
+    memo = Memo.of(project)
+    corpus = corpus_of(project, memo)
     with Session.held(client, event.session, event.reset) as session:
         if event.start:
             sweep(frozenset(HOSTS))
-            text = at_start(event, BY_KEY[client], corpus, host.limit)
+            handed = at_start(event, BY_KEY[client], corpus, host.limit, memo)
+            text = handed.text if handed is not None else ""
         else:
-            text = on_touch(event, host, corpus, session, host.limit)
+            text = on_touch(event, host, corpus, session, host.limit, memo)
+    memo.save()
     return host.write(event, text) if text else ""
 
 

@@ -93,27 +93,9 @@ class Session:
 def _given(where: Path) -> set[str] | None:
     """The rule keys of a record: an empty set when there is none, None (and a line in the log)
     when it is not a record."""
-    try:
-        fd = os.open(where, os.O_RDONLY | _NOFOLLOW | _NONBLOCK)
-    except FileNotFoundError:
-        return set()
-    except OSError as exc:
-        log(f"session record {where.name} not read ({exc.strerror}): taken as empty")
-        return None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_RECORD:
-            log(f"session record {where.name} is not a file of at most {MAX_RECORD:,} bytes: taken as empty")
-            return None
-        chunks: list[bytes] = []
-        while chunk := os.read(fd, MAX_RECORD + 1 - sum(map(len, chunks))):
-            chunks.append(chunk)
-        data = json.loads(b"".join(chunks).decode("utf-8"))
-    except (OSError, ValueError, RecursionError) as exc:
-        log(f"session record {where.name} is not JSON ({type(exc).__name__}): taken as empty")
-        return None
-    finally:
-        os.close(fd)
+    data = read_json(where, MAX_RECORD, "session record")
+    if data is None or data is MISSING:
+        return None if data is None else set()
     given = data.get("given") if isinstance(data, dict) else None
     if not isinstance(given, list):
         log(f'session record {where.name} holds no "given" list: taken as empty')
@@ -122,6 +104,36 @@ def _given(where: Path) -> set[str] | None:
         log(f"session record {where.name} holds keys that are not strings: taken as empty")
         return None
     return set(given)
+
+
+MISSING = object()
+"""What `read_json` gives for a file that is not there."""
+
+
+def read_json(where: Path, most: int, what: str) -> object:
+    """The JSON of a plain file of at most `most` bytes, never through a link; `MISSING` when
+    there is none, None (and a line in the log, naming it `what`) when it is not such a file."""
+    try:
+        fd = os.open(where, os.O_RDONLY | _NOFOLLOW | _NONBLOCK)
+    except FileNotFoundError:
+        return MISSING
+    except OSError as exc:
+        log(f"{what} {where.name} not read ({exc.strerror}): taken as empty")
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > most:
+            log(f"{what} {where.name} is not a file of at most {most:,} bytes: taken as empty")
+            return None
+        chunks: list[bytes] = []
+        while chunk := os.read(fd, most + 1 - sum(map(len, chunks))):
+            chunks.append(chunk)
+        return json.loads(b"".join(chunks).decode("utf-8"))
+    except (OSError, ValueError, RecursionError) as exc:
+        log(f"{what} {where.name} is not JSON ({type(exc).__name__}): taken as empty")
+        return None
+    finally:
+        os.close(fd)
 
 
 def sweep(clients: frozenset[str], days: float = SESSION_DAYS) -> None:

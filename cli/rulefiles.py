@@ -294,8 +294,8 @@ def hook_budget(corpus: Corpus) -> list[Finding]:
     sent = [f for f in briefing.pinned(corpus) if f.path not in loaded]
     if sent:
         start = hook.Event(True, "doctor", Path(), Path())
-        text = hook.at_start(start, client, corpus, limit)
-        left = [f for f in sent if f"From {f.path}:\n" not in text]
+        handed = hook.at_start(start, client, corpus, limit)
+        left = [f for f in sent if handed is not None and f.path not in handed.whole]
         if left:
             largest = max(sent, key=lambda f: len(f.text))
             chars = sum(len(f.text.strip()) for f in sent)
@@ -305,8 +305,8 @@ def hook_budget(corpus: Corpus) -> list[Finding]:
                     "hook-pinned-budget",
                     f"{cap}: the {len(sent)} pinned files Claude Code does not load itself "
                     f"({briefing.listing([f.path for f in sent], limit=8)}) hold {chars:,} characters, so at a "
-                    f"session's start the hook names {briefing.listing([f.path for f in left], limit=8)} instead "
-                    f"of sending {'it' if len(left) == 1 else 'them'}",
+                    f"session's start the hook sends {briefing.listing([f.path for f in left], limit=8)} in part "
+                    "or by name only",
                     f"move what not every task needs from the pinned files (the largest is this one, "
                     f"{len(largest.text):,} characters) into {folder} files that are not pinned, which are "
                     f"searched instead of loaded whole, until the pinned files fit in {limit:,} characters",
@@ -317,7 +317,7 @@ def hook_budget(corpus: Corpus) -> list[Finding]:
             f,
             "hook-rule-budget",
             f"{cap}: this path-scoped rule has {len(f.text):,} characters, so when a file it applies to is "
-            "touched the hook sends the sections that fit and only names the rest",
+            "touched the hook sends the sections that best fit that file and names the others",
             "keep here what must be known before touching the files it applies to, and move background, "
             f"examples and references into {folder} files without paths, which are searched instead of sent whole",
         )

@@ -23,7 +23,7 @@ import os
 import shlex
 import stat
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -32,6 +32,7 @@ from urllib.parse import urlparse
 from urllib.request import url2pathname
 
 from cli import share
+from cli.bytecode import uncompiled
 from cli.configs import (
     HOOK,
     SERVER,
@@ -47,7 +48,6 @@ from cli.configs import (
     server_part,
     toml_tables,
 )
-from cli.settings import uncompiled
 from corpus.clients import HOOK_CLIENTS
 from writes.atomic import write_atomic
 
@@ -433,3 +433,59 @@ def run(args: argparse.Namespace) -> int:
         for advice in uncompiled():  # the server and the hook will run from this installation
             print(f"Note: {advice}.")  # noqa: T201 - a CLI command
     return 0
+
+
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """`setup` and its flags, as a command of `agents-context`."""
+    setup_cmd = commands.add_parser(
+        "setup",
+        help="write our MCP server and hooks into a client's configuration files in a project",
+        description="Write the agents-context MCP server entry and its hooks into the project's own "
+        "configuration files for CLIENT, merged with what is there (other servers, hooks and settings are "
+        "kept). Running it again changes nothing; --remove takes out exactly what it added.",
+    )
+    setup_cmd.add_argument("client", metavar="CLIENT", choices=list(CLIENTS), help=f"one of: {', '.join(CLIENTS)}")
+    setup_cmd.add_argument(
+        "--project",
+        metavar="DIR",
+        type=Path,
+        help="the project whose configuration files are written, and that the server serves (default: the "
+        "current folder)",
+    )
+    setup_cmd.add_argument(
+        "--dry-run", action="store_true", help="print each file's change as a unified diff; write nothing"
+    )
+    setup_cmd.add_argument(
+        "--remove",
+        action="store_true",
+        help="take out what setup added (our server entry, our hook handlers, and the groups and files that "
+        "this leaves empty), nothing else",
+    )
+    how = setup_cmd.add_mutually_exclusive_group()
+    how.add_argument(
+        "--command",
+        metavar="CMD",
+        dest="server_command",  # not `command`: that names the subcommand
+        help="the command that starts the server (default: the absolute path of this agents-context "
+        "script, else uvx --from this checkout)",
+    )
+    how.add_argument(
+        "--url",
+        metavar="URL",
+        help="connect to one server already running over streamable HTTP, shared by every session "
+        "(such as http://127.0.0.1:8000/mcp), instead of starting one per session",
+    )
+    how.add_argument(
+        "--shared",
+        action="store_true",
+        help="start the server through agents-context-shared: every session of the project shares one "
+        "server, which the first starts and which stops once unused for 5 minutes",
+    )
+
+
+def main(argv: Sequence[str]) -> int:
+    """`agents-context setup ...` as the command line runs it (`cli.entry`), without the flags of
+    the other commands, which load the index and the server."""
+    parser = argparse.ArgumentParser(prog="agents-context")
+    add_parser(parser.add_subparsers(dest="command"))
+    return run(parser.parse_args(["setup", *argv]))

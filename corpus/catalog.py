@@ -5,7 +5,7 @@ update of it changed. `read_uri` reads one file fresh from disk, as the snapshot
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -13,11 +13,20 @@ from corpus import frontmatter
 from corpus.conventions import Convention, convention_of
 from corpus.errors import Missing, NotInCorpus
 from corpus.files import CorpusFile, Files
+from corpus.frontmatter import FrontMatter
 from corpus.identity import display_path, parse_file_uri
 from corpus.read import DEFAULT_MAX_BYTES, FileText, Skipped, read_text
 from corpus.roots import Root, RootKind
 from corpus.rules import PinSet
 from corpus.scan import FileRef, SkippedFile, refused, walk
+
+FrontMatterOf = Callable[[str, FileText, Convention | None], FrontMatter]
+"""How a file's front matter is found from its relative path, text and convention:
+`frontmatter.parse` by default; the hook keeps what it found between events (`cli.hookmemo`)."""
+
+
+def parse_front_matter(rel: str, text: FileText, convention: Convention | None) -> FrontMatter:
+    return frontmatter.parse(rel, text.text, convention)
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,8 +80,8 @@ class Corpus:
     def in_root(self, root: Root) -> list[CorpusFile]:
         return list(self.files.of(root.label).values())
 
-    def corpus_file(self, ref: FileRef, text: FileText) -> CorpusFile:
-        meta = frontmatter.parse(ref.rel, text.text, _convention(ref))
+    def corpus_file(self, ref: FileRef, text: FileText, front_matter: FrontMatterOf = parse_front_matter) -> CorpusFile:
+        meta = front_matter(ref.rel, text, _convention(ref))
         agents = ref.root.kind is RootKind.AGENTS
         pinned = agents and (ref.rel in self.pins_of(ref.root) or meta.always_apply)
         return CorpusFile(
@@ -102,7 +111,12 @@ def _convention(ref: FileRef) -> Convention | None:
     return None
 
 
-def load(roots: Sequence[Root], pins: PinSet | None = None, max_bytes: int = DEFAULT_MAX_BYTES) -> Corpus:
+def load(
+    roots: Sequence[Root],
+    pins: PinSet | None = None,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    front_matter: FrontMatterOf = parse_front_matter,
+) -> Corpus:
     """Walk and read every root."""
     corpus = Corpus(list(roots), PinSet() if pins is None else pins, max_bytes, explicit_pins=pins is not None)
     for root in roots:
@@ -116,7 +130,7 @@ def load(roots: Sequence[Root], pins: PinSet | None = None, max_bytes: int = DEF
                 continue
             except NotInCorpus:
                 continue  # vanished between the walk and the read
-            corpus.files.add(corpus.corpus_file(ref, text))
+            corpus.files.add(corpus.corpus_file(ref, text, front_matter))
     return corpus
 
 

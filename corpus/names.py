@@ -52,3 +52,8 @@ def _escape(match: re.Match[str]) -> str:
     if 0xDC80 <= code <= 0xDCFF:  # one undecodable byte, as os.fsdecode carries it
         return f"\\x{code - 0xDC00:02x}"
     return f"\\u{code:04x}"
+
+
+def shorten(text: str, limit: int) -> str:
+    """`text`, or its first `limit - 1` characters and `…`."""
+    return text if len(text) <= limit else text[: max(limit - 1, 0)] + "…"

@@ -18,8 +18,8 @@ from corpus.roots import Root
 from live.index import LiveIndex
 from live.store import CHANGING, Progress
 from live.watch import Watcher
-from retrieval.render.grammar import inline, with_status
-from retrieval.render.schema import LastUpdate, utc
+from retrieval.render.grammar import inline, utc, with_status
+from retrieval.render.schema import LastUpdate
 
 
 class Skip(BaseModel):

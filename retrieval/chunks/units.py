@@ -9,7 +9,7 @@ from typing import NamedTuple
 from corpus.files import CorpusFile
 from corpus.markdown import is_markdown, is_mdx, split_lines
 from retrieval.chunks.anchors import anchors, citation
-from retrieval.chunks.sections import INTRO, sections
+from retrieval.chunks.sections import INTRO, SectionSpan, sections
 from retrieval.chunks.windows import windows
 
 
@@ -73,13 +73,21 @@ class Unit(NamedTuple):
         return f"{self.path}:{self.start_line}"
 
 
-def section_units(path: str, uri: str, text: str, title: str | None = None, tags: tuple[str, ...] = ()) -> list[Unit]:
-    """The heading sections; a front matter title heads every trail (it is the page's title), and
-    its tags go with every unit."""
+def section_units(
+    path: str,
+    uri: str,
+    text: str,
+    title: str | None = None,
+    tags: tuple[str, ...] = (),
+    spans: Sequence[SectionSpan] | None = None,
+) -> list[Unit]:
+    """The heading sections (`spans`, when they were found before, else found now); a front
+    matter title heads every trail (it is the page's title), and its tags go with every unit."""
     starts = line_starts(text)
     markdown = is_markdown(path)
     root = (title,) if title and markdown else ()
-    spans = sections(text, markdown=markdown, jsx=is_mdx(path))
+    if spans is None:
+        spans = sections(text, markdown=markdown, jsx=is_mdx(path))
     slugs = anchors((None if s.heading == INTRO else s.heading for s in spans), [s.anchor_id for s in spans])
     return [
         Unit(
@@ -138,6 +146,6 @@ def line_starts(text: str) -> list[int]:
     return [0, *itertools.accumulate(len(line) + 1 for line in split_lines(text))]
 
 
-def sections_of(f: CorpusFile) -> list[Unit]:
-    """A corpus file's sections, its front matter title heading every trail."""
-    return section_units(f.path, f.uri, f.content(), f.meta.title, f.meta.tags)
+def sections_of(f: CorpusFile, spans: Sequence[SectionSpan] | None = None) -> list[Unit]:
+    """A corpus file's sections (`spans`: as found before), its front matter title heading every trail."""
+    return section_units(f.path, f.uri, f.content(), f.meta.title, f.meta.tags, spans)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from functools import lru_cache
 from pathlib import PurePath
+from typing import TYPE_CHECKING
 
 from corpus.catalog import Corpus
 from corpus.conventions import CONVENTIONS, SHOWN
@@ -20,8 +21,10 @@ from corpus.files import CorpusFile
 from corpus.markdown import is_markdown, is_mdx
 from corpus.roots import RootKind
 from retrieval.chunks.sections import INTRO, SectionSpan, sections
-from retrieval.engine.library import Library
 from retrieval.render.grammar import escape_attribute, inline, neutralise, with_status
+
+if TYPE_CHECKING:
+    from retrieval.engine.library import Library  # the index, when the caller has one: no numpy for the hook
 
 PINNED_BUDGET_BYTES = 32 * 1024
 INSTRUCTIONS_BUDGET_CHARS = 2048

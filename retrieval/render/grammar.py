@@ -18,15 +18,24 @@ import json
 import re
 import unicodedata
 from collections.abc import Mapping
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING
 
-from retrieval.render.schema import utc
-from retrieval.search.answer import Freshness
-from retrieval.search.policy import shorten
+from corpus.names import shorten
+
+if TYPE_CHECKING:
+    from retrieval.search.answer import Freshness
 
 ECHO_CHARS = 200
 """A query quoted back in a miss line is cut to this many characters (the budget must hold)."""
 MAX_ATTRIBUTE_CHARS = 512
 """A heading shown as an attribute is cut to this many characters, once escaped."""
+
+
+def utc(moment: float) -> str:
+    """`2026-11-22T06:45:12.345Z`."""
+    stamp = datetime.fromtimestamp(moment, tz=timezone.utc).isoformat(timespec="milliseconds")
+    return stamp.replace("+00:00", "Z")
 
 
 def status_line(fields: Mapping[str, object]) -> str:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from corpus.names import shorten
 from retrieval.render.grammar import (
     MAX_ATTRIBUTE_CHARS,
     echo,
@@ -23,9 +24,10 @@ from retrieval.render.grammar import (
     neutralise,
     status_echo,
     status_line,
+    utc,
     with_status,
 )
-from retrieval.render.schema import Hit, LastUpdate, MatchedTerm, SearchResult, utc
+from retrieval.render.schema import Hit, LastUpdate, MatchedTerm, SearchResult
 from retrieval.search.answer import (
     DEFAULT_DETAIL,
     DEFAULT_MAX_TOKENS,
@@ -37,7 +39,6 @@ from retrieval.search.answer import (
     SearchRequest,
     clamp,
 )
-from retrieval.search.policy import shorten
 from retrieval.search.retriever import RetrievedDocument
 from retrieval.text.query import Tokenize
 

@@ -4,19 +4,12 @@ embedded as they are."""
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
-
 from pydantic import BaseModel, Field
 
 from corpus.catalog import Change
+from retrieval.render.grammar import utc
 from retrieval.search.links import LinkTo
 from retrieval.search.nearest import Nearest
-
-
-def utc(moment: float) -> str:
-    """`2026-11-22T06:45:12.345Z`."""
-    stamp = datetime.fromtimestamp(moment, tz=timezone.utc).isoformat(timespec="milliseconds")
-    return stamp.replace("+00:00", "Z")
 
 
 class MatchedTerm(BaseModel):

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
@@ -79,10 +79,13 @@ class Applicable:
         return (-self.tier, -self.specificity, self.unit.path, self.unit.start_line)
 
 
-def applicable(corpus: Corpus, where: Mapping[str, str]) -> list[Applicable]:
+def applicable(
+    corpus: Corpus, where: Mapping[str, str], sections: Callable[[CorpusFile], list[Unit]] = sections_of
+) -> list[Applicable]:
     """The sections that apply to a source file, most specific first; `where` gives the file's
     path relative to each `.AGENTS` root's project, by root label (`corpus.roots.relative_source`:
-    a root whose project does not hold the file is left out)."""
+    a root whose project does not hold the file is left out). `sections`: a file's sections (the
+    hook's are parsed once and kept between events)."""
     found: dict[str, Applicable] = {}
 
     def offer(item: Applicable) -> None:
@@ -99,7 +102,7 @@ def applicable(corpus: Corpus, where: Mapping[str, str]) -> list[Applicable]:
         for f in corpus.in_root(root):
             if f.meta.search_only:  # its own condition is not a path (a description, or by hand)
                 continue
-            units = sections_of(f)
+            units = sections(f)
             if f.meta.globs:  # the front matter says where the file applies, and nothing else does
                 for glob in f.meta.globs:
                     if matches(glob, rel):

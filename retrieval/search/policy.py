@@ -23,6 +23,7 @@ from dataclasses import replace
 
 from corpus.catalog import Corpus
 from corpus.files import CorpusFile
+from corpus.names import shorten
 from retrieval.chunks.sections import INTRO
 from retrieval.chunks.units import Unit
 from retrieval.engine.index import BM25Index
@@ -296,11 +297,6 @@ def _relaxed_reason(query: Query, scope: Scope) -> str:
 def shown_phrases(quoted: Sequence[str]) -> str:
     """The phrases as quoted back to the user, at most `SHOWN_CHARS` characters."""
     return shorten(", ".join(f'"{q}"' for q in quoted), SHOWN_CHARS)
-
-
-def shorten(text: str, limit: int) -> str:
-    """`text`, or its first `limit - 1` characters and `…`."""
-    return text if len(text) <= limit else text[: max(limit - 1, 0)] + "…"
 
 
 def _miss_reason(miss: Miss, scope: Scope) -> str:

@@ -254,7 +254,7 @@ def test_doctor_reports_what_the_claude_code_hook_cannot_send(tmp_path: Path) ->
     pinned = found["hook-pinned-budget", ".AGENTS/overview.md"]
     assert pinned["severity"] == "warning"
     assert "(.AGENTS/overview.md and .AGENTS/conventions.md) hold 10,998 characters" in str(pinned["message"])
-    assert "the hook names .AGENTS/overview.md instead of sending it" in str(pinned["message"])
+    assert "the hook sends .AGENTS/overview.md in part or by name only" in str(pinned["message"])
     assert "proj/AGENTS.md" not in str(pinned["message"])
     assert ".AGENTS/ files that are not pinned" in str(pinned["fix"])
     rule = found["hook-rule-budget", ".AGENTS/api.md"]

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from bench import monorepo
 from cli.hook import answer, shell_paths
 from cli.hookstate import record_path
 from cli.state import STATE_ENV
@@ -75,7 +76,9 @@ def test_at_the_start_codex_gets_what_it_does_not_load(project: Path) -> None:
 def test_a_touched_file_gets_its_rules_once_most_specific_first(project: Path) -> None:
     edit = claude(project, "PreToolUse", tool_name="Edit", tool_input={"file_path": str(project / "src/api/auth.ts")})
     first = context(answer("claude-code", edit))
-    assert first.startswith("agents-context: the project's agent files have rules for src/api/auth.ts: ")
+    assert first.startswith(
+        "agents-context: the project's agent files have rules for src/api/auth.ts:\n\n<context path="
+    )
     assert first.index("CLAUDE-API-MARK") < first.index("NESTED-AGENTS-MARK")  # globs before folders
     assert "CURSOR-TS-MARK" in first
     assert answer("claude-code", edit) == ""  # once per session
@@ -168,13 +171,37 @@ def test_another_hosts_payload_is_ignored(project: Path, payload: object) -> Non
 
 
 def test_over_the_hosts_limit_rules_are_named_with_how_to_read_them(tmp_path: Path) -> None:
-    big = {f".claude/rules/r{i}.md": f"---\npaths: src/**\n---\n# Rule {i}\n\n" + "word " * 900 for i in range(6)}
+    big = {
+        f".claude/rules/r{i}.md": f"---\npaths: src/**\ndescription: rule {i}\n---\n# Rule {i}\n\n" + "word " * 900
+        for i in range(6)
+    }
     folder = write_tree(tmp_path / "big", {"AGENTS.md": "# A\n", **big, "src/a.py": "x = 1\n"})
     edit = claude(folder, "PreToolUse", tool_name="Edit", tool_input={"file_path": str(folder / "src/a.py")})
     text = context(answer("claude-code", edit))
     assert len(text) <= 9_500
-    assert "Not shown here, over this hook's 9,500 characters (read them with your file tool" in text
-    assert all(f"big/.claude/rules/r{i}.md" in text.split("\n")[0] for i in range(6))  # the first line names all
+    # Each file named once, with why it applies and its description; what fits whole, the rest by name.
+    for i in range(6):
+        assert text.count(f'path="big/.claude/rules/r{i}.md"') == 1
+    assert text.count('applies="claude paths: src/**"') == 6
+    assert text.count("</context>") == 1 and text.count(" />") == 5
+    assert (
+        '<context path="big/.claude/rules/r5.md" applies="claude paths: src/**" lines="7" description="rule 5" />'
+        in text
+    )
+    assert text.endswith(
+        "Named without text, for lack of room here: read them with the agents-context read_context tool "
+        "(path and section) or your file tool."
+    )
+    # The next touch of a file they apply to gives the ones only named, and nothing given before.
+    again = claude(folder, "PreToolUse", tool_name="Edit", tool_input={"file_path": str(folder / "src/a.py")})
+    then = context(answer("claude-code", again))
+    assert then.count("</context>") == 1 and then.count(" />") == 4
+    whole = {
+        i
+        for i in range(6)
+        if f'path="big/.claude/rules/r{i}.md" applies="claude paths: src/**" lines="7" description="rule {i}">' in text
+    }
+    assert len(whole) == 1 and not any(f"r{i}.md" in then for i in whole)
 
 
 def hook_command() -> list[str]:
@@ -428,3 +455,23 @@ def test_a_project_with_link_loops_is_answered(project: Path, state: Path) -> No
         assert (done.returncode, done.stderr) == (0, ""), path
     start = claude(project, "SessionStart", source="startup", session="loops")
     assert "OVERVIEW-MARK" in context(run_hook(["claude-code"], json.dumps(start), env_of(state)).stdout)
+
+
+def test_a_long_rule_is_given_once_then_only_what_names_the_next_file(tmp_path: Path) -> None:
+    project = monorepo.write(tmp_path / "mono")
+    lines = monorepo.rule_lines(project)
+
+    def read(rel: str, event: str = "PreToolUse") -> str:
+        payload = claude(project, event, tool_name="Read", tool_input={"file_path": str(project / rel)})
+        return context(answer("claude-code", payload))
+
+    first = read(monorepo.TASK_FILE)
+    assert len(first) <= 9_500 and monorepo.rule_share(first, lines) >= 0.8
+    assert "TRIGGER-INTRO-MARK" in first and "TS-RULE-MARK" in first and "JOBS-AGENTS-MARK" in first
+    assert "TRIGGER-S30-MARK" in first and "TRIGGER-S03-MARK" in first  # "Sessions cleanup jobs", "Scheduled tasks"
+    assert 'shown="' in first and "[Also in this file: " in first
+    assert read(monorepo.TASK_FILE, "PostToolUse") == ""  # the same read, after: nothing new
+    welcome = read("apps/jobs/src/trigger/emails/send-welcome.ts")
+    assert "TRIGGER-S31-MARK" in welcome and "TRIGGER-INTRO-MARK" not in welcome  # "Sending emails" alone
+    assert "[Also in this file" not in welcome
+    assert read("apps/jobs/src/trigger/emails/send-welcome.ts", "PostToolUse") == ""

@@ -299,7 +299,7 @@ def test_pinned_files_over_the_hooks_limit_are_named_instead_of_sent(tmp_path: P
         f"sends at most {limit:,}: the 2 pinned files Claude Code does not load itself "
         "(.AGENTS/overview.md and .AGENTS/conventions.md) hold 10,998 characters"
     )
-    assert found.message.endswith("the hook names .AGENTS/overview.md instead of sending it")
+    assert found.message.endswith("the hook sends .AGENTS/overview.md in part or by name only")
     assert "proj/AGENTS.md" not in found.message
     assert "(the largest is this one, 6,000 characters)" in found.fix and f"fit in {limit:,}" in found.fix
 

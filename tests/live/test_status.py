@@ -13,7 +13,7 @@ from corpus.roots import make_roots
 from live.index import LiveIndex
 from live.status import StatusReport, render, report
 from live.store import Phase, Progress
-from retrieval.render.schema import utc
+from retrieval.render.grammar import utc
 from tests.conftest import DEPLOY, SECURITY
 from tests.helpers import split_status
 

@@ -6,6 +6,7 @@ first request."""
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import subprocess
@@ -15,6 +16,7 @@ from pathlib import Path
 import pytest
 import tomlkit
 
+from bench import monorepo
 from tests.clients import claude, codex, gemini
 from tests.clients.standin import Say, ToolCall, Turn
 from tests.conftest import write_tree
@@ -241,3 +243,110 @@ def test_gemini_cli_gets_each_rule_once_with_the_tool_result(tmp_path: Path) -> 
     for mark in (*RULES, "OVERVIEW-MARK", "CURSOR-ALWAYS-MARK", "AGENTS-MARK", "GEMINI-TOP-MARK"):
         assert last.count(mark) == 1, mark
     assert re.findall(TOLD, last) == ["apps/api/src/auth.ts", "apps/web/page.tsx"]
+
+
+# --- a monorepo's rules: files, not sections ---------------------------------------------------------
+
+SECOND_TASK = "apps/jobs/src/trigger/emails/send-welcome.ts"
+
+
+def injected(text: str, head: str = "agents-context: the project's agent files have rules for ") -> list[str]:
+    """Each answer of the hook in `text` as the model reads it: its head line, then its blocks (a
+    `<context ...>` to its `</context>`, or a closed tag) and the line naming what had no room."""
+    found: list[str] = []
+    at = text.find(head)
+    while at >= 0:
+        end = text.index("\n", at)
+        while text.startswith("\n\n<context ", end):
+            line_end = text.find("\n", end + 2)
+            line_end = len(text) if line_end < 0 else line_end
+            closed = text[end + 2 : line_end].endswith(" />")
+            end = line_end if closed else text.index("\n</context>", end) + len("\n</context>")
+        if text.startswith("\n\nNamed without text", end):
+            end = text.index("\n", end + 2) if "\n" in text[end + 2 :] else len(text)
+        found.append(text[at:end])
+        at = text.find(head, end)
+    return found
+
+
+def assert_rules_reach_the_model(last: str, project: Path) -> None:
+    """Both rules a task file gets, the rules' own lines at least 80% of what the hook added, and
+    no line of a rule twice."""
+    answers = injected(last)
+    assert answers, last[-3000:]
+    first = answers[0]
+    assert "TRIGGER-INTRO-MARK" in first and "TS-RULE-MARK" in first, first[:2000]
+    tags = re.findall(r'<context path="([^"]+)"', first)
+    assert len(tags) == len(set(tags)) >= 2 and 'lines="1011"' in first  # a label per file, not per section
+    lines = monorepo.rule_lines(project)
+    assert monorepo.rule_share(first, lines) >= 0.8, (monorepo.rule_share(first, lines), first[:1500])
+    whole = "\n".join(answers)  # and of all it added in the session
+    assert monorepo.rule_share(whole, lines) >= 0.8, [(len(a), monorepo.rule_share(a, lines)) for a in answers]
+    marks = ["TRIGGER-INTRO-MARK", "TS-RULE-MARK", *(f"TRIGGER-S{n:02d}-MARK" for n in range(1, 41))]
+    assert all(last.count(mark) <= 1 for mark in marks), [m for m in marks if last.count(m) > 1]
+    assert "TRIGGER-S30-MARK" in "".join(answers)  # "Sessions cleanup jobs": the section the path names
+
+
+@pytest.mark.skipif(claude.available() is not None, reason=str(claude.available()))
+def test_claude_code_gets_a_monorepos_rules_as_files_within_its_budget(tmp_path: Path) -> None:
+    project = monorepo.write(tmp_path / "mono")
+    server = set_up_claude_code(project)
+    task, second = project / monorepo.TASK_FILE, project / SECOND_TASK
+    turns: list[Turn] = [
+        [ToolCall("Read", {"file_path": str(task)})],
+        [ToolCall("Read", {"file_path": str(second)})],
+        [ToolCall("Edit", {"file_path": str(task), "old_string": "= 1", "new_string": "= 2"})],
+        Say("done"),
+    ]
+    allow = {"permissions": {"allow": ["Read", "Edit"]}}
+    run = claude.run(project, turns, server=server, settings=allow)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert_rules_reach_the_model(claude.context_text(run, len(run.requests) - 1), project)
+
+
+@pytest.mark.skipif(codex.available() is not None, reason=str(codex.available()))
+def test_codex_gets_a_monorepos_rules_as_files_within_its_budget(tmp_path: Path) -> None:
+    project = monorepo.write(tmp_path / "mono")
+    set_up("codex", project)
+    patch = (
+        f"*** Begin Patch\n*** Update File: {monorepo.TASK_FILE}\n@@\n-export const cleanupSessions = 1;\n"
+        "+export const cleanupSessions = 2;\n*** End Patch\n"
+    )
+    turns: list[Turn] = [
+        [ToolCall("exec_command", {"cmd": f"cat {monorepo.TASK_FILE}"})],
+        [ToolCall("exec_command", {"cmd": f"cat {SECOND_TASK}"})],
+        [ToolCall("apply_patch", {"input": patch})],
+        Say("done"),
+    ]
+    entry = tomlkit.parse((project / ".codex/config.toml").read_text(encoding="utf-8")).unwrap()["mcp_servers"][
+        "agents-context"
+    ]
+    run = codex.run(
+        project, turns, server=[entry["command"], *entry["args"]],
+        overrides=['sandbox_mode="danger-full-access"'], trust_project_hooks=True,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "cleanupSessions = 2" in (project / monorepo.TASK_FILE).read_text(encoding="utf-8")
+    assert_rules_reach_the_model(codex.context_text(run, len(run.requests) - 1), project)
+
+
+@pytest.mark.skipif(gemini.available() is not None, reason=str(gemini.available()))
+def test_gemini_cli_gets_a_monorepos_rules_as_files_within_its_budget(tmp_path: Path) -> None:
+    project = monorepo.write(tmp_path / "mono")
+    set_up("gemini-cli", project)
+    turns: list[Turn] = [
+        [ToolCall("read_file", {"file_path": monorepo.TASK_FILE})],
+        [ToolCall("read_file", {"file_path": SECOND_TASK})],
+        [ToolCall("write_file", {"file_path": str(project / monorepo.TASK_FILE), "content": "export const c = 2;\n"})],
+        Say("done"),
+    ]
+    entry = json.loads((project / ".gemini/settings.json").read_text(encoding="utf-8"))["mcpServers"]["agents-context"]
+    allow = {"tools": {"allowed": ["write_file"]}}
+    run = gemini.run(project, turns, server=[entry["command"], *entry["args"]], settings=allow)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "c = 2" in (project / monorepo.TASK_FILE).read_text(encoding="utf-8")
+    # Gemini CLI appends the hook's context to the tool's output, its < and > escaped as &lt; and
+    # &gt; (the model reads `&lt;context path=...&gt;`): read back as the model reads through them.
+    outputs = [json.loads(o)["response"].get("output", "") for o in gemini.tool_outputs(run)]
+    assert "&lt;context path=" in outputs[0]
+    assert_rules_reach_the_model(html.unescape("\n\n".join(outputs)), project)

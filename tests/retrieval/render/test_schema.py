@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from corpus.catalog import Change
-from retrieval.render.schema import Hit, LastUpdate, SearchResult, utc
+from retrieval.render.grammar import utc
+from retrieval.render.schema import Hit, LastUpdate, SearchResult
 from retrieval.search.links import LinkTo
 from retrieval.search.nearest import Nearest
 
