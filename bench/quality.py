@@ -424,7 +424,7 @@ RESULT_TABLES = {
 def result_tables(lines: Sequence[str]) -> dict[str, results.Table]:
     """The tables of a printed report, named as docs/quality.md's blocks name them."""
     out: dict[str, results.Table] = {}
-    heading, section = "", []
+    heading, section = "", list[str]()
     for line in [*lines, "## end"]:
         if line.startswith("## "):
             name = next((n for h, n in RESULT_TABLES.items() if heading.startswith(h)), None)

@@ -449,12 +449,12 @@ def main(argv: list[str] | None = None) -> int:
         Path(args.json).write_text(json.dumps(report, indent=1, default=str))
         print(f"\nraw results: {args.json}")
     if args.results or not smoke:
-        from bench import results
+        from bench import results as stored
         from bench.tables import speed_tables
 
         command = " ".join(["uv run python bench/speed.py", *(sys.argv[1:] if argv is None else argv)])
-        saved = results.save(
-            "speed", speed_tables(report), machine=info, command=command.strip(), folder=args.results or results.RESULTS
+        saved = stored.save(
+            "speed", speed_tables(report), machine=info, command=command.strip(), folder=args.results or stored.RESULTS
         )
         print(f"tables: {saved} (`uv run python -m bench.tables` puts them in the docs)")
     return 0

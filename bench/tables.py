@@ -111,7 +111,9 @@ def speed_tables(report: dict[str, Any]) -> dict[str, Table]:
         rows.append([name, f"{c['meta']['sections']:,}", *cells])
     imports = []
     for e in engines:
-        times = sorted(r["import_s"] for c in corpora.values() for r in c["results"] if r["engine"] == e and "import_s" in r)
+        times = sorted(
+            r["import_s"] for c in corpora.values() for r in c["results"] if r["engine"] == e and "import_s" in r
+        )
         imports.append(f"{e} {fmt_seconds(times[len(times) // 2]) if times else '-'}")
     note = "Cold build (import apart) / one-file update, median. Import, median: " + ", ".join(imports) + "."
     out["speed-build"] = table(["corpus", "sections", *engines], rows, note)
