@@ -32,7 +32,7 @@ import numpy as np
 from ir_measures import AP, R, nDCG
 from rank_bm25 import BM25Okapi
 
-from bench import devsets
+from bench import devsets, results
 from bench.datasets import (
     DEFAULT_DATA,
     Collection,
@@ -413,6 +413,30 @@ ABLATION_HEADER = [
 ]
 
 
+RESULT_TABLES = {
+    "## markdown-dev": "quality-markdown-dev",
+    "## SciFact and Cranfield": "quality-ir",
+    "## Development sets": "quality-devsets",
+}
+"""The report's sections whose first table goes to `bench/results/`, and the name docs/quality.md shows it by."""
+
+
+def result_tables(lines: Sequence[str]) -> dict[str, results.Table]:
+    """The tables of a printed report, named as docs/quality.md's blocks name them."""
+    out: dict[str, results.Table] = {}
+    heading, section = "", list[str]()
+    for line in [*lines, "## end"]:
+        if line.startswith("## "):
+            name = next((n for h, n in RESULT_TABLES.items() if heading.startswith(h)), None)
+            found = results.from_markdown(section)
+            if name and found:
+                out[name] = found[0]
+            heading, section = line, []
+        else:
+            section.append(line)
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bench.quality", description=__doc__.split("\n")[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="the eval folder (../shared/eval)")
@@ -432,6 +456,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         choices=sorted(COLLECTIONS),
         help="run only this collection (repeatable; default: all four)",
     )
+    parser.add_argument(
+        "--results",
+        type=Path,
+        metavar="DIR",
+        help="write the tables as DIR/quality-<date>.json (default: bench/results/ for a full run)",
+    )
     args = parser.parse_args(argv)
     only = frozenset(args.only or COLLECTIONS)
     if not (args.data / "markdown-dev" / "questions.jsonl").is_file():
@@ -445,13 +475,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         from bench.ablation import steps
 
         print("\n".join(ABLATION_HEADER), flush=True)
+        rows = list(ABLATION_HEADER)
         for name, ranking in steps():
             if args.step and not any(text in name for text in args.step):
                 continue
-            print(tuning_row(data, name, ranking, only), flush=True)
+            rows.append(tuning_row(data, name, ranking, only))
+            print(rows[-1], flush=True)
+        whole = not (args.smoke or args.step or args.only)
+        if args.results or whole:
+            save("quality_ablation", {"quality-ablation": results.from_markdown(rows)[0]}, args, argv)
         return 0
-    print("\n".join(report(data, PLAIN if args.plain else DEFAULT, args.misses, only)))
+    lines = report(data, PLAIN if args.plain else DEFAULT, args.misses, only)
+    print("\n".join(lines))
+    if args.results or not (args.smoke or args.plain or args.only):
+        save("quality", result_tables(lines), args, argv)
     return 0
+
+
+def save(bench: str, tables: dict[str, results.Table], args: argparse.Namespace, argv: Sequence[str] | None) -> None:
+    from bench.measure import machine
+
+    command = " ".join(["uv run python -m bench.quality", *(sys.argv[1:] if argv is None else argv)])
+    saved = results.save(bench, tables, machine=machine(), command=command, folder=args.results or results.RESULTS)
+    print(f"\ntables: {saved} (`uv run python -m bench.tables` puts them in the docs)")
 
 
 if __name__ == "__main__":

@@ -311,6 +311,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--corpus", help="comma-separated corpora (default: all of the mode's)")
     parser.add_argument("--engines", help="comma-separated engines (default: ours and the four others)")
     parser.add_argument("--json", metavar="PATH", help="save the raw results")
+    parser.add_argument(
+        "--results",
+        type=Path,
+        metavar="DIR",
+        help="write the run's tables as DIR/speed-<date>.json (default: bench/results/, not with --smoke)",
+    )
     parser.add_argument("--queries", type=int, help="sampled queries per kind (default 100, smoke 8)")
     parser.add_argument("--repeats", type=int, help="timings per query, median kept (default 3, smoke 1)")
     parser.add_argument("--updates", type=int, help="files updated one at a time (default 20, smoke 3)")
@@ -442,6 +448,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=1, default=str))
         print(f"\nraw results: {args.json}")
+    if args.results or not smoke:
+        from bench import results as stored
+        from bench.tables import speed_tables
+
+        command = " ".join(["uv run python bench/speed.py", *(sys.argv[1:] if argv is None else argv)])
+        saved = stored.save(
+            "speed", speed_tables(report), machine=info, command=command.strip(), folder=args.results or stored.RESULTS
+        )
+        print(f"tables: {saved} (`uv run python -m bench.tables` puts them in the docs)")
     return 0
 
 
