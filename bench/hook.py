@@ -6,8 +6,9 @@ against another revision's hook in the same run.
 
     uv run python -m bench.hook                       # 30 runs of each
     uv run python -m bench.hook --runs 5              # quicker
-    uv run python -m bench.hook --before --runs 15    # and 1fc0a87's hook, alternating
+    uv run python -m bench.hook --before --runs 15    # and 05ca762's hook, alternating
     uv run python -m bench.hook --before REV          # another revision
+    uv run python -m bench.hook --before --results bench/results   # and keep the table
 
 Each event is timed as a whole process, stdin to exit, in a copy of this repository's `.AGENTS/`
 and `live/` with a `.claude/rules` file and an `AGENTS.md` beside them (so that the project's
@@ -41,12 +42,12 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
-from bench import monorepo
-from bench.measure import percentile
+from bench import monorepo, results
+from bench.measure import machine, percentile
 
 REPO = Path(__file__).resolve().parents[1]
-BEFORE = "1fc0a87"
-"""The revision `--before` times by default: the hook before its hardening (issue 49)."""
+BEFORE = "05ca762"
+"""The revision `--before` times by default: the hook before it handed rule files (issue 50)."""
 
 
 def hook_command() -> list[str]:
@@ -156,7 +157,7 @@ def checkout(rev: str, where: Path) -> Iterator[list[str]]:
         subprocess.run([*git, "remove", "--force", str(where)], check=False, capture_output=True)
 
 
-def compare(rev: str, runs: int, scratch: Path, root: Path) -> None:
+def compare(rev: str, runs: int, scratch: Path, root: Path, save_to: Path | None = None) -> None:
     """This hook and `rev`'s on the same events, alternating, as one table."""
     with checkout(rev, scratch / "before") as before:
         common = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}  # warm runs write it
@@ -182,17 +183,34 @@ def compare(rev: str, runs: int, scratch: Path, root: Path) -> None:
                     rows[which][name].append(ms)
                     added[which][name].append(text)
     lines = monorepo.rule_lines(root.parent / MONOREPO)
-    head = "before median | before p95 | after median | after p95 | after / before | rule share before | after"
-    print(f"| event ({runs} runs each, alternating; ms) | {head} |")
-    print("|---|---|---|---|---|---|---|---|")
+    columns = [f"event ({runs} runs each, alternating; ms)", "before median", "before p95", "after median"]
+    columns += ["after p95", "after / before", "rule share before", "after"]
+    table: list[list[str]] = []
     for name, _ in cases(root, ""):
         b, a = rows["before"][name], rows["after"][name]
-        ratio = percentile(a, 50) / percentile(b, 50)
-        print(
-            f"| {name} | {percentile(b, 50):.0f} | {percentile(b, 95):.0f} | "
-            f"{percentile(a, 50):.0f} | {percentile(a, 95):.0f} | {ratio:.2f} | "
-            f"{share(name, added['before'][name], lines)} | {share(name, added['after'][name], lines)} |"
+        table.append(
+            [
+                name.removeprefix("hook: "),
+                f"{percentile(b, 50):.0f}",
+                f"{percentile(b, 95):.0f}",
+                f"{percentile(a, 50):.0f}",
+                f"{percentile(a, 95):.0f}",
+                f"{percentile(a, 50) / percentile(b, 50):.2f}",
+                share(name, added["before"][name], lines),
+                share(name, added["after"][name], lines),
+            ]
         )
+    print("| " + " | ".join(columns) + " |")
+    print("|" + "---|" * len(columns))
+    for row in table:
+        print("| " + " | ".join(row) + " |")
+    if save_to is not None:
+        command = f"uv run python -m bench.hook --before {rev} --runs {runs}"
+        note = f"before: {rev}"
+        saved = results.save(
+            "hook", {"hook": results.table(columns, table, note)}, machine=machine(), command=command, folder=save_to
+        )
+        print(f"results: {saved}")
 
 
 def share(name: str, texts: Sequence[str], lines: frozenset[str]) -> str:
@@ -210,11 +228,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--before", nargs="?", const=BEFORE, metavar="REV", help=f"time REV's hook too (default {BEFORE})"
     )
+    parser.add_argument(
+        "--results", type=Path, metavar="DIR", help="with --before, write the table as a dated JSON there"
+    )
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="agents-context-hook-bench-") as scratch:
         root = project(Path(scratch) / "repo")
         if args.before:
-            compare(args.before, args.runs, Path(scratch), root)
+            compare(args.before, args.runs, Path(scratch), root, args.results)
             return 0
         env = {**os.environ, "AGENTS_CONTEXT_STATE_DIR": str(Path(scratch) / "state")}
         hook = [*hook_command(), "claude-code"]
