@@ -29,8 +29,9 @@ from watchfiles import awatch
 from cli import share
 from cli.flags import COMMANDS, parse, show_help, version
 from cli.settings import Settings, announce, configure_logging, open_index
+from clients.client import Client
+from clients.known import loaded_by
 from corpus.catalog import read_uri
-from corpus.clients import Client, loaded_by
 from corpus.errors import CorpusError
 from corpus.files import CorpusFile
 from corpus.identity import AGENTS_SCHEME, DOCS_SCHEME, SERVER_SCHEME

@@ -1,5 +1,5 @@
 """What reaches the model, through real clients: for each client that runs here (Claude Code,
-Codex, Gemini CLI; see `tests/clients`), the characters its model read for a fixed set of calls,
+Codex, Gemini CLI; see `tests/harness`), the characters its model read for a fixed set of calls,
 with this checkout's server and with an earlier revision's, in the same run.
 
     uv run python -m bench.clients                   # against b4c29eb, before answers were shaped per client
@@ -36,8 +36,8 @@ from mcp.types import TextContent
 from cli.flags import parse
 from cli.settings import Settings, open_index
 from server import create_server
-from tests.clients import claude, codex, gemini
-from tests.clients.standin import Say, ToolCall, Turn
+from tests.harness import claude, codex, gemini
+from tests.harness.standin import Say, ToolCall, Turn
 
 REPO = Path(__file__).resolve().parents[1]
 BASELINE = "b4c29eb"

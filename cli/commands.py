@@ -36,6 +36,7 @@ from cli import evaluate as evaluation
 from cli import setup as client_setup
 from cli.findings import Finding
 from cli.settings import DEFAULTS, Settings, configure_logging, open_index
+from clients import claude_code
 from corpus.errors import CorpusError, NotInCorpus
 from live import answering, cache, status
 from live.index import LiveIndex
@@ -215,7 +216,9 @@ def run_doctor(live: LiveIndex, pinned_budget: int, instructions_budget: int) ->
         f", {report.notes} notes" if report.notes else ""
     )
     lines.append(f"\n{totals}.")
-    seen = f"What a model in Claude Code sees of the instructions ({report.instructions_chars} characters)"
+    seen = (
+        f"What a model in {claude_code.CLIENT.name} sees of the instructions ({report.instructions_chars} characters)"
+    )
     lines.append(f"\n{seen}:\n")
     lines.append(report.instructions)
 

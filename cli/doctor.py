@@ -21,6 +21,7 @@ from pydantic import BaseModel, Field
 
 from cli import credentials, rulefiles
 from cli.findings import INSTRUCTIONS_CUTS, Finding, note, warn
+from clients import claude_code
 from corpus.catalog import Corpus
 from corpus.errors import Moved
 from corpus.files import CorpusFile
@@ -54,7 +55,8 @@ class Report(BaseModel):
     notes: int
     findings: list[Finding]
     instructions: str = Field(
-        description="The server instructions as a model in Claude Code sees them, with any credential masked."
+        description=f"The server instructions as a model in {claude_code.CLIENT.name} sees them, with any credential "
+        "masked."
     )
     instructions_chars: int = Field(description="How many characters of instructions that model sees.")
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from clients import claude_code
 from corpus.files import CorpusFile
 from retrieval.chunks.units import Unit
 
@@ -18,9 +19,7 @@ class Finding(BaseModel):
     fix: str = Field(description="How to fix it.")
 
 
-INSTRUCTIONS_CUTS = (
-    "Claude Code 2.1.328 and later cut server instructions at 4,096 characters, earlier versions at 2,048"
-)
+INSTRUCTIONS_CUTS = claude_code.INSTRUCTIONS_CUTS
 """What clients do to long server instructions, as doctor's messages say it."""
 
 

@@ -11,7 +11,8 @@ from pathlib import Path
 
 from cli import setup as client_setup
 from cli.settings import DEFAULTS
-from corpus.clients import BY_KEY, UNKNOWN
+from clients import claude_code
+from clients.known import BY_KEY, UNKNOWN
 from live.cache import default_dir
 from retrieval.search.answer import DEFAULT_DETAIL, DEFAULT_MAX_TOKENS, DETAILS, SECTIONS, WINDOWS
 from retrieval.search.fusion import MAX_QUERIES
@@ -24,6 +25,8 @@ def version() -> str:
         return "0+unknown"
 
 
+_CUT, _SINCE, _BEFORE = claude_code.INSTRUCTIONS_CUT
+CUT_BY = f"{claude_code.CLIENT.name} {_SINCE} cuts at {_CUT}, earlier versions at {_BEFORE}"
 COMMANDS = ("serve", "search", "read", "outline", "status", "eval", "doctor", "cache", "setup")
 
 
@@ -153,8 +156,7 @@ def _budget_flags() -> argparse.ArgumentParser:
         type=int,
         default=DEFAULTS.instructions_budget,
         metavar="CHARS",
-        help=f"most characters of server instructions (default: {DEFAULTS.instructions_budget}; Claude Code "
-        "2.1.328 cuts at 4096, earlier versions at 2048)",
+        help=f"most characters of server instructions (default: {DEFAULTS.instructions_budget}; {CUT_BY})",
     )
     return flags
 

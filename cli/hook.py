@@ -3,7 +3,7 @@ as a hook, it adds to the model's context what the host would not: at a session'
 after a compaction) the pinned files the client does not load itself; when a file is touched,
 the rules that apply to it as `context_for_path` decides, less what the client adds itself, each
 rule once per session. It reads the host's JSON on stdin and prints the host's way of adding
-context (`cli.payloads.HOSTS`); it keeps what each session was given in the user's state folder
+context (`clients.known.HOOKED`: each client's `Hook`); it keeps what each session was given in the user's state folder
 (`cli.hookstate`).
 
 Never in the way: it always exits 0, whatever its arguments, its input and its state folder hold;
@@ -32,9 +32,10 @@ from typing import BinaryIO
 
 from cli.hookmemo import Memo
 from cli.hookstate import Session, log, sweep
-from cli.payloads import HOSTS, Event, Host, shell_paths
+from clients.client import Client, Hook
+from clients.known import HOOKED, loaded_by
+from clients.payloads import Event
 from corpus.catalog import Corpus, load
-from corpus.clients import BY_KEY, Client, loaded_by
 from corpus.files import CorpusFile
 from corpus.names import too_deep, too_long
 from corpus.roots import DEFAULT_ROOT_NAMES, has_conventional_files, make_roots, relative_source
@@ -45,7 +46,7 @@ from retrieval.render.rules import Handed, RuleFile, hand
 from retrieval.search.applies import Applicable, applicable
 from retrieval.search.fitting import best_first, names_the_file
 
-__all__ = ["HOSTS", "Event", "Host", "answer", "at_start", "main", "on_touch", "shell_paths"]
+__all__ = ["answer", "at_start", "main", "on_touch"]
 
 MAX_PAYLOAD = 4 << 20
 """The largest payload read, in bytes (a Write of a file over 4 MiB gets no rules)."""
@@ -88,7 +89,7 @@ def at_start(event: Event, client: Client, corpus: Corpus, limit: int, memo: Mem
     return hand(head, offered, limit, READ_PINNED)
 
 
-def on_touch(event: Event, host: Host, corpus: Corpus, session: Session, limit: int, memo: Memo | None = None) -> str:
+def on_touch(event: Event, host: Hook, corpus: Corpus, session: Session, limit: int, memo: Memo | None = None) -> str:
     """The rule files that apply to the event's files, less what this session was given and
     what the host adds itself: each named once, the short ones whole, the best-fitting sections
     of the long ones."""
@@ -171,7 +172,10 @@ def project_of(event: Event) -> Path:
 
 def answer(client: str, payload: object) -> str:
     """What the hook prints for `payload` ('' for nothing)."""
-    host = HOSTS[client]
+    known = HOOKED[client]
+    host = known.hook
+    if host is None:  # HOOKED holds the clients with a hook
+        raise Ignored(f"{client} runs no hook")
     event = host.read(payload) if isinstance(payload, dict) else None
     if event is None:
         return ""
@@ -187,8 +191,8 @@ def answer(client: str, payload: object) -> str:
     corpus = corpus_of(project, memo)
     with Session.held(client, event.session, event.reset) as session:
         if event.start:
-            sweep(frozenset(HOSTS))
-            handed = at_start(event, BY_KEY[client], corpus, host.limit, memo)
+            sweep(frozenset(HOOKED))
+            handed = at_start(event, known, corpus, host.limit, memo)
             text = handed.text if handed is not None else ""
         else:
             text = on_touch(event, host, corpus, session, host.limit, memo)
@@ -222,12 +226,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     """`agents-context-hook CLIENT`: always 0; the host's output on stdout, or nothing."""
     warnings.simplefilter("ignore")  # a warning (a glob Python reads oddly) would reach the host
     args = list(sys.argv[1:] if argv is None else argv)
-    client = args[0] if args and args[0] in HOSTS else None
+    client = args[0] if args and args[0] in HOOKED else None
     started = time.monotonic()
     out = ""
     try:
         if client is None:
-            raise Ignored(f"the first argument must be one of {', '.join(HOSTS)}, not {args[:1]}")
+            raise Ignored(f"the first argument must be one of {', '.join(HOOKED)}, not {args[:1]}")
         out = answer(client, read_payload(getattr(sys.stdin, "buffer", None)))
     except Exception as exc:  # never in the way: log and say nothing (or the host's "nothing")
         why = str(exc) if isinstance(exc, Ignored) else f"{type(exc).__name__}: {exc}"
@@ -235,8 +239,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         if os.environ.get("AGENTS_CONTEXT_HOOK_TIMING"):
             log(f"{' '.join(args)}: {1000 * (time.monotonic() - started):.1f} ms")
-    _print(out or (HOSTS[client].silent if client else ""))
+    _print(out or (_silent(client) if client else ""))
     return 0
+
+
+def _silent(client: str) -> str:
+    hook = HOOKED[client].hook
+    return hook.silent if hook is not None else ""
 
 
 def _print(out: str) -> None:

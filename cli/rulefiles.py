@@ -11,8 +11,10 @@ from pathlib import Path, PurePosixPath
 
 from cli import hook
 from cli.findings import INSTRUCTIONS_CUTS, Finding, note, warn
+from clients import claude_code, codex
+from clients.known import loaded_by
+from clients.payloads import Event
 from corpus.catalog import Corpus
-from corpus.clients import BY_KEY, CODEX_PROJECT_DOC_BYTES, loaded_by
 from corpus.conventions import FOLDER_FILES, matches
 from corpus.files import CorpusFile
 from corpus.markdown import front_matter_end, split_lines
@@ -24,9 +26,6 @@ MIN_DUPLICATE_WORDS = 8
 """Fewer words than this are not a rule worth reporting twice (a title, a one-line pointer)."""
 MAX_PROJECT_FILES = 200_000
 """A project with more files than this is not walked to check its rules' globs."""
-CLAUDE_CODE_HOOK_CHARS = 10_000
-"""Claude Code takes at most this many characters of a hook's added context (our hook sends at
-most `hook.HOSTS["claude-code"].limit`)."""
 
 
 def front_matter(files: Iterable[CorpusFile]) -> list[Finding]:
@@ -190,7 +189,10 @@ def _cut_line(f: CorpusFile, kept: int) -> tuple[int, int]:
     return f.text.encode("utf-8")[:kept].count(b"\n") + 1, len(split_lines(f.text))
 
 
-def codex_chain(corpus: Corpus, budget: int = CODEX_PROJECT_DOC_BYTES) -> list[Finding]:
+CODEX = codex.CLIENT.name
+
+
+def codex_chain(corpus: Corpus, budget: int = codex.PROJECT_DOC_BYTES) -> list[Finding]:
     """Codex reads the AGENTS.md chain (the project's top AGENTS.md, then each one on the way to
     the folder it works in) root first, within `budget` bytes in all (`project_doc_max_bytes`),
     and cuts the rest without a word, mid-line. For each nested AGENTS.md: what of its chain
@@ -224,8 +226,8 @@ def _top_over(top: CorpusFile, nested: list[CorpusFile], budget: int, folder: st
     return warn(
         top,
         "codex-chain",
-        f"Codex reads at most {budget:,} bytes of the AGENTS.md chain (project_doc_max_bytes), root first; "
-        f"this file alone has {top.size:,}: Codex cuts it in line {line}, mid-line and without a word, "
+        f"{CODEX} reads at most {budget:,} bytes of the AGENTS.md chain (project_doc_max_bytes), root first; "
+        f"this file alone has {top.size:,}: {CODEX} cuts it in line {line}, mid-line and without a word, "
         f"losing its last {top.size - budget:,} bytes{left}",
         f"move at least {top.size - budget:,} bytes of what not every task needs (topical sections, examples, "
         f"references) into {folder} files, which are searched instead of loaded whole; keep here what "
@@ -245,7 +247,7 @@ def _chain_over(chain: list[CorpusFile], budget: int, folder: str) -> Finding:
     last, last_kept = kept[-1]
     where = PurePosixPath(last.rel).parent.as_posix()
     said = (
-        f"working in {where}/ (or below), Codex reads the AGENTS.md chain {_sizes(chain)}: {total:,} bytes, "
+        f"working in {where}/ (or below), {CODEX} reads the AGENTS.md chain {_sizes(chain)}: {total:,} bytes, "
         f"over the {budget:,} it reads (project_doc_max_bytes), root first, cutting the rest without a word"
     )
     at: tuple[int, int] | None = None
@@ -284,16 +286,16 @@ def hook_budget(corpus: Corpus) -> list[Finding]:
     """What the agents-context hook cannot send Claude Code whole: at a session's start, the
     pinned files Claude Code does not load itself (past the limit the hook names the rest); when a
     file is touched, a path-scoped rule larger than the limit (the hook names the sections past it)."""
-    client = BY_KEY["claude-code"]
-    limit = hook.HOSTS[client.key].limit
+    client, hooked = claude_code.CLIENT, claude_code.HOOK
+    limit = hooked.limit
     folder = searched_folder(corpus)
-    cap = f"Claude Code takes at most {CLAUDE_CODE_HOOK_CHARS:,} characters of a hook's added context, and the "
+    cap = f"{client.name} takes at most {hooked.takes:,} characters of a hook's added context, and the "
     cap += f"agents-context hook sends at most {limit:,}"
     out: list[Finding] = []
     loaded = loaded_by(client, corpus)
     sent = [f for f in briefing.pinned(corpus) if f.path not in loaded]
     if sent:
-        start = hook.Event(True, "doctor", Path(), Path())
+        start = Event(True, "doctor", Path(), Path())
         handed = hook.at_start(start, client, corpus, limit)
         left = [f for f in sent if handed is not None and f.path not in handed.whole]
         if left:
@@ -303,7 +305,7 @@ def hook_budget(corpus: Corpus) -> list[Finding]:
                 warn(
                     largest,
                     "hook-pinned-budget",
-                    f"{cap}: the {len(sent)} pinned files Claude Code does not load itself "
+                    f"{cap}: the {len(sent)} pinned files {client.name} does not load itself "
                     f"({briefing.listing([f.path for f in sent], limit=8)}) hold {chars:,} characters, so at a "
                     f"session's start the hook sends {briefing.listing([f.path for f in left], limit=8)} in part "
                     "or by name only",

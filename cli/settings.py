@@ -79,7 +79,7 @@ class Settings:
     hooked: bool = False
     """`--hooked`: the client runs our hook, which adds the pinned files at each session's start."""
     client: str | None = None
-    """`--client`: the client to answer as (a key of `corpus.clients.BY_KEY`, or `other`), whatever
+    """`--client`: the client to answer as (a key of `clients.known.BY_KEY`, or `other`), whatever
     name it gives; None: as it names itself."""
     log_level: str | None = None
     """None: INFO when serving, WARNING for the other commands."""

@@ -23,47 +23,20 @@ import os
 import shlex
 import stat
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
-from typing import Any
 from urllib.parse import urlparse
 from urllib.request import url2pathname
 
 from cli import share
 from cli.bytecode import uncompiled
-from cli.configs import (
-    HOOK,
-    SERVER,
-    SHARED,
-    Change,
-    ConfigFile,
-    Refused,
-    file_change,
-    flat_hooks,
-    grouped_hooks,
-    is_text,
-    read,
-    server_part,
-    toml_tables,
-)
-from corpus.clients import HOOK_CLIENTS
+from cli.configs import Change, file_change, is_text, read
+from clients.client import Setup
+from clients.entries import HOOK, SERVER, SHARED, ConfigFile, Refused
+from clients.known import SET_UP
 from writes.atomic import write_atomic
-
-CLIENTS = {
-    "claude-code": "Claude Code",
-    "codex": "Codex",
-    "cursor": "Cursor",
-    "gemini-cli": "Gemini CLI",
-    "vscode": "VS Code",
-}
-SESSION = "startup|resume|clear|compact"
-TIMEOUT_S = 10
-VSCODE_HOOKS = (
-    "VS Code runs the hooks Claude Code reads from .claude/settings.json: "
-    "`agents-context setup claude-code` writes them."
-)
 
 # --- how the server and the hook are started ---------------------------------------------------
 
@@ -142,21 +115,19 @@ def _words(*words: str) -> str:
 def files(client: str, project: Path, how: Launch, url: str | None = None) -> list[ConfigFile]:
     """The files `setup CLIENT` writes, each with what goes into it; with `url`, the server entry
     points at a server already running there (streamable HTTP) instead of starting one."""
+    writes = _setup(client)
     if url is not None:
-        server = _URL_ENTRY[client](url)
+        server = writes.url_entry(url)
     else:
-        server = {"command": how.command, "args": how.args(project, hooked=client in HOOK_CLIENTS)}
-    return _CLIENT_FILES[client](server, f"{how.hook} {client}")
+        server = {"command": how.command, "args": how.args(project, hooked=SET_UP[client].hook is not None)}
+    return writes.files(server, f"{how.hook} {client}")
 
 
-_URL_ENTRY: dict[str, Callable[[str], dict[str, Any]]] = {
-    "claude-code": lambda url: {"type": "http", "url": url},
-    "codex": lambda url: {"url": url},
-    "cursor": lambda url: {"url": url},
-    "gemini-cli": lambda url: {"httpUrl": url},  # Gemini CLI's `url` is the older SSE transport
-    "vscode": lambda url: {"type": "http", "url": url},
-}
-"""How each client names a streamable HTTP server in its config."""
+def _setup(client: str) -> Setup:
+    writes = SET_UP[client].setup
+    if writes is None:  # SET_UP holds the clients setup writes for
+        raise Refused(f"setup writes nothing for {client}")
+    return writes
 
 
 def checked_url(url: str) -> str:
@@ -165,65 +136,6 @@ def checked_url(url: str) -> str:
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise Refused(f"--url {url!r} is not an http:// or https:// address such as http://127.0.0.1:8000/mcp")
     return url
-
-
-def _handler(hook: str) -> dict[str, Any]:
-    return {"type": "command", "command": hook, "timeout": TIMEOUT_S}
-
-
-def _claude_code(server: dict[str, Any], hook: str) -> list[ConfigFile]:
-    tools = "Read|Edit|Write|NotebookEdit|Bash"
-    events = (("SessionStart", SESSION), ("PreToolUse", tools), ("PostToolUse", tools))
-    return [
-        ConfigFile(".mcp.json", (server_part("mcpServers", server),)),
-        ConfigFile(".claude/settings.json", (grouped_hooks(events, _handler(hook)),)),
-    ]
-
-
-def _codex(server: dict[str, Any], hook: str) -> list[ConfigFile]:
-    tools = "^(Bash|apply_patch)$"
-    events = (("SessionStart", SESSION), ("PreToolUse", tools), ("PostToolUse", tools))
-    entry = {**server, "required": True}  # `codex exec` waits only for a required server's tools
-    config = (server_part("mcp_servers", entry, toml_tables),)
-    return [
-        ConfigFile(".codex/config.toml", config, toml=True, appended={"mcp_servers": {SERVER: entry}}),
-        ConfigFile(".codex/hooks.json", (grouped_hooks(events, _handler(hook)),)),
-    ]
-
-
-def _cursor(server: dict[str, Any], hook: str) -> list[ConfigFile]:
-    start = {"command": hook, "timeout": TIMEOUT_S}
-    after = {"command": hook, "matcher": "Read|Write|Shell", "timeout": TIMEOUT_S}
-    hooks = (flat_hooks((("sessionStart", start), ("postToolUse", after))),)
-    return [
-        ConfigFile(".cursor/mcp.json", (server_part("mcpServers", server),)),
-        ConfigFile(".cursor/hooks.json", hooks, empty=({}, {"version": 1})),
-    ]
-
-
-def _gemini_cli(server: dict[str, Any], hook: str) -> list[ConfigFile]:
-    handler = {"name": SERVER, **_handler(hook), "timeout": TIMEOUT_S * 1000}  # milliseconds
-    tools = "read_file|read_many_files|write_file|replace|run_shell_command"
-    parts = (
-        server_part("mcpServers", {**server, "trust": True}),
-        grouped_hooks((("SessionStart", ""), ("AfterTool", tools)), handler),
-    )
-    return [ConfigFile(".gemini/settings.json", parts)]
-
-
-def _vscode(server: dict[str, Any], hook: str) -> list[ConfigFile]:
-    """The server only: VS Code runs the hooks of Claude Code's `.claude/settings.json`. A URL's
-    entry brings its own `type` (http)."""
-    return [ConfigFile(".vscode/mcp.json", (server_part("servers", {"type": "stdio", **server}),))]
-
-
-_CLIENT_FILES: dict[str, Callable[[dict[str, Any], str], list[ConfigFile]]] = {
-    "claude-code": _claude_code,
-    "codex": _codex,
-    "cursor": _cursor,
-    "gemini-cli": _gemini_cli,
-    "vscode": _vscode,
-}
 
 
 # --- planning, writing and telling ---------------------------------------------------------------
@@ -355,7 +267,7 @@ def report(
     url: str | None = None,
     how: Launch | None = None,
 ) -> str:
-    name, done = CLIENTS[client], [c for c in changes if c.changed]
+    name, done = SET_UP[client].name, [c for c in changes if c.changed]
     lines = [diff(c).rstrip("\n") for c in done] if dry_run else [f"{_verb(c)} {c.path}" for c in done]
     if not done:
         lines.append(
@@ -371,8 +283,9 @@ def report(
             if remove
             else f"agents-context is set up for {name} in {project}; restart {name} to load it."
         )
-    if client == "vscode" and not remove:
-        lines.append(VSCODE_HOOKS)
+    note = _setup(client).note
+    if note and not remove:
+        lines.append(note)
     if url is not None and not remove:
         lines.append(shared(client, project, url))
     if how is not None and how.shared and not remove:
@@ -388,9 +301,10 @@ def shared(client: str, project: Path, url: str) -> str:
     """What to run for the server at `url`, which setup does not start."""
     parts = urlparse(url)
     flags = ["--transport", "http", "--host", parts.hostname or "127.0.0.1", "--port", str(parts.port or 8000)]
-    hooked = ["--hooked"] if client in HOOK_CLIENTS else []
+    hooked = ["--hooked"] if SET_UP[client].hook is not None else []
     command = _words(SERVER, "--project", str(project), *flags, *hooked)
-    return f"{CLIENTS[client]} connects to the server at {url}; setup does not start it. Keep one running: {command}"
+    name = SET_UP[client].name
+    return f"{name} connects to the server at {url}; setup does not start it. Keep one running: {command}"
 
 
 def project_folder(given: Path | None) -> Path:
@@ -444,7 +358,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "configuration files for CLIENT, merged with what is there (other servers, hooks and settings are "
         "kept). Running it again changes nothing; --remove takes out exactly what it added.",
     )
-    setup_cmd.add_argument("client", metavar="CLIENT", choices=list(CLIENTS), help=f"one of: {', '.join(CLIENTS)}")
+    setup_cmd.add_argument("client", metavar="CLIENT", choices=list(SET_UP), help=f"one of: {', '.join(SET_UP)}")
     setup_cmd.add_argument(
         "--project",
         metavar="DIR",

@@ -1,7 +1,7 @@
 """Who is asking, and answers shaped for what that client's model reads.
 
 A client names itself in `initialize` (`clientInfo.name`; on 2026-07-28 in each request's
-envelope). `corpus.clients` says what each known client does by itself; here the server acts on
+envelope). `clients` says what each known client does by itself; here the server acts on
 it, in one middleware:
 
 - `initialize` and `server/discover` answer with instructions written for that client at that
@@ -21,7 +21,8 @@ from typing import Any
 
 import anyio
 
-from corpus.clients import BY_KEY, UNKNOWN, Client, identify
+from clients.client import Client
+from clients.known import BY_KEY, UNKNOWN, identify
 
 log = logging.getLogger("agents_context")
 

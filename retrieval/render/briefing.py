@@ -3,7 +3,7 @@
 The pinned files are cross-cutting rules paid for on every task; the manifest lists what
 is searchable so the model knows when to search. Clients cut long server instructions (Claude
 Code at 4,096 characters, earlier at 2,048), so the instructions are built to a budget, and the
-files a client loaded itself are named, not sent again (`loaded`, from `corpus.clients`).
+files a client loaded itself are named, not sent again (`loaded`, from `clients.known.loaded_by`).
 File text is shown through `neutralise` and paths, descriptions and headings through `inline`
 (grammar.py), so no file can forge a block or a STATUS line.
 """

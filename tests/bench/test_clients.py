@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from tests.clients import claude
+from tests.harness import claude
 from tests.helpers import REPO
 
 

@@ -16,7 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cli import configs
-from cli.configs import HOOK, SERVER, ConfigFile, Refused
+from clients import entries
+from clients.entries import HOOK, SERVER, ConfigFile, Refused
 
 ENTRY = {"command": "agents-context", "args": ["--project", "/p"]}
 OURS = {"type": "command", "command": f"{HOOK} claude-code", "timeout": 10}
@@ -69,8 +70,8 @@ def test_toml_that_does_not_parse_is_refused(tmp_path: Path) -> None:
 
 def test_plain_unwraps_toml_to_compare_meaning_not_layout() -> None:
     doc = configs.parse(Path("c.toml"), "# note\na = [1, 2]  # two\n[t]\nk = 'v'\n", toml=True)
-    assert configs.plain(doc) == {"a": [1, 2], "t": {"k": "v"}} and type(configs.plain(doc)) is dict
-    assert configs.plain({"a": 1}) == {"a": 1} and configs.plain(3) == 3
+    assert entries.plain(doc) == {"a": [1, 2], "t": {"k": "v"}} and type(entries.plain(doc)) is dict
+    assert entries.plain({"a": 1}) == {"a": 1} and entries.plain(3) == 3
 
 
 # --- rendering -----------------------------------------------------------------------------------
@@ -89,7 +90,7 @@ def test_toml_is_rendered_with_its_comments_and_one_final_newline() -> None:
 
 def test_toml_tomlkit_cannot_lay_out_gets_our_table_appended_as_text_else_is_refused() -> None:
     path, dotted = Path("config.toml"), 'mcp_servers.theirs.command = "x"\nmodel = "m"\n'
-    part = configs.server_part("mcp_servers", ENTRY, configs.toml_tables)
+    part = entries.server_part("mcp_servers", ENTRY, entries.toml_tables)
     appended = ConfigFile("config.toml", (part,), toml=True, appended={"mcp_servers": {SERVER: ENTRY}})
     doc = configs.parse(path, dotted, toml=True)
     part.add(doc)
@@ -112,7 +113,7 @@ def test_a_rewritten_file_keeps_its_byte_order_mark_and_crlf_line_endings() -> N
 
 
 def test_our_server_entry_goes_in_beside_theirs_and_comes_out_with_the_key_it_leaves_empty() -> None:
-    part = configs.server_part("mcpServers", ENTRY)
+    part = entries.server_part("mcpServers", ENTRY)
     doc: dict[str, Any] = {"mcpServers": {"theirs": {"command": "x"}}}
     part.add(doc)
     assert doc == {"mcpServers": {"theirs": {"command": "x"}, SERVER: ENTRY}}
@@ -126,19 +127,19 @@ def test_our_server_entry_goes_in_beside_theirs_and_comes_out_with_the_key_it_le
 
 def test_a_users_keys_in_our_server_entry_are_kept_and_ours_updated() -> None:
     doc: dict[str, Any] = {"mcpServers": {SERVER: {"command": "old", "args": [], "env": {"A": "1"}}}}
-    configs.server_part("mcpServers", ENTRY).add(doc)
+    entries.server_part("mcpServers", ENTRY).add(doc)
     assert doc["mcpServers"][SERVER] == {**ENTRY, "env": {"A": "1"}}
 
 
 def test_a_wrong_kind_of_value_where_ours_go_is_refused() -> None:
-    part = configs.server_part("mcpServers", ENTRY)
+    part = entries.server_part("mcpServers", ENTRY)
     assert refusal(part.add, {"mcpServers": ["theirs"]}) == '"mcpServers" is a list, not an object'
-    hooks = configs.grouped_hooks(EVENTS, OURS)
+    hooks = entries.grouped_hooks(EVENTS, OURS)
     assert refusal(hooks.add, {"hooks": {"PreToolUse": {"matcher": "Bash"}}}) == '"PreToolUse" is an object, not a list'
 
 
 def test_grouped_hooks_add_one_group_per_event_once_and_remove_only_ours() -> None:
-    part = configs.grouped_hooks(EVENTS, OURS)
+    part = entries.grouped_hooks(EVENTS, OURS)
     doc: dict[str, Any] = {"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [THEIRS]}]}, "theme": "dark"}
     part.add(doc)
     added = {
@@ -155,13 +156,13 @@ def test_grouped_hooks_add_one_group_per_event_once_and_remove_only_ours() -> No
 def test_an_older_hook_of_ours_is_replaced_not_doubled() -> None:
     stale = {"type": "command", "command": f"/old/bin/{HOOK} claude-code", "timeout": 3}
     doc: dict[str, Any] = {"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [stale, THEIRS]}]}}
-    configs.grouped_hooks((("PreToolUse", "Bash"),), OURS).add(doc)
+    entries.grouped_hooks((("PreToolUse", "Bash"),), OURS).add(doc)
     assert doc["hooks"]["PreToolUse"] == [{"matcher": "Bash", "hooks": [THEIRS]}, {"matcher": "Bash", "hooks": [OURS]}]
 
 
 def test_flat_hooks_start_a_file_at_version_1_and_leave_it_there_when_removed() -> None:
     handler = {"command": f"{HOOK} cursor", "timeout": 10}
-    part = configs.flat_hooks((("sessionStart", handler),))
+    part = entries.flat_hooks((("sessionStart", handler),))
     doc: dict[str, Any] = {}
     part.add(doc)
     assert doc == {"version": 1, "hooks": {"sessionStart": [handler]}}
@@ -176,14 +177,14 @@ def test_flat_hooks_start_a_file_at_version_1_and_leave_it_there_when_removed() 
 
 def test_our_server_entry_in_a_toml_file_is_a_table_of_its_own() -> None:
     doc = configs.parse(Path("c.toml"), '[mcp_servers.theirs]\ncommand = "x"\n', toml=True)
-    configs.server_part("mcp_servers", ENTRY, configs.toml_tables).add(doc)
+    entries.server_part("mcp_servers", ENTRY, entries.toml_tables).add(doc)
     text = configs.render(doc, toml=True)
     assert text == (
         '[mcp_servers.theirs]\ncommand = "x"\n\n'
         '[mcp_servers.agents-context]\ncommand = "agents-context"\nargs = ["--project", "/p"]\n'
     )
     fresh = tomlkit.document()
-    configs.server_part("mcp_servers", ENTRY, configs.toml_tables).add(fresh)
+    entries.server_part("mcp_servers", ENTRY, entries.toml_tables).add(fresh)
     assert configs.render(fresh, toml=True).startswith("[mcp_servers.agents-context]\n")
 
 
@@ -193,12 +194,12 @@ def test_our_server_entry_in_a_toml_file_is_a_table_of_its_own() -> None:
 def test_a_file_whose_meaning_would_not_change_is_left_byte_for_byte(tmp_path: Path) -> None:
     text = '{"mcpServers":   {"agents-context": {"command": "agents-context", "args": ["--project", "/p"]}}}'
     (tmp_path / ".mcp.json").write_text(text, encoding="utf-8")
-    change = configs.file_change(tmp_path, ConfigFile(".mcp.json", (configs.server_part("mcpServers", ENTRY),)), False)
+    change = configs.file_change(tmp_path, ConfigFile(".mcp.json", (entries.server_part("mcpServers", ENTRY),)), False)
     assert change.before == change.after == text and not change.changed
 
 
 def test_a_new_file_is_created_and_a_file_of_only_ours_is_deleted_when_removed(tmp_path: Path) -> None:
-    file = ConfigFile(".cursor/mcp.json", (configs.server_part("mcpServers", ENTRY),))
+    file = ConfigFile(".cursor/mcp.json", (entries.server_part("mcpServers", ENTRY),))
     created = configs.file_change(tmp_path, file, remove=False)
     assert (created.path, created.relative, created.before) == (tmp_path / ".cursor/mcp.json", ".cursor/mcp.json", None)
     assert created.after == configs.render({"mcpServers": {SERVER: ENTRY}}, toml=False)
@@ -209,20 +210,20 @@ def test_a_new_file_is_created_and_a_file_of_only_ours_is_deleted_when_removed(t
 
 
 def test_removing_from_a_missing_file_changes_nothing(tmp_path: Path) -> None:
-    change = configs.file_change(tmp_path, ConfigFile("a.json", (configs.server_part("mcpServers", ENTRY),)), True)
+    change = configs.file_change(tmp_path, ConfigFile("a.json", (entries.server_part("mcpServers", ENTRY),)), True)
     assert (change.before, change.after, change.changed) == (None, None, False)
 
 
 def test_a_file_holding_only_what_counts_as_empty_is_deleted(tmp_path: Path) -> None:
     handler = {"command": f"{HOOK} cursor", "timeout": 10}
-    file = ConfigFile("hooks.json", (configs.flat_hooks((("sessionStart", handler),)),), empty=({}, {"version": 1}))
+    file = ConfigFile("hooks.json", (entries.flat_hooks((("sessionStart", handler),)),), empty=({}, {"version": 1}))
     (tmp_path / "hooks.json").write_text(configs.render({"version": 1, "hooks": {"sessionStart": [handler]}}, False))
     assert configs.file_change(tmp_path, file, remove=True).after is None
 
 
 def test_a_refused_part_names_the_file(tmp_path: Path) -> None:
     (tmp_path / ".mcp.json").write_text('{"mcpServers": 3}\n', encoding="utf-8")
-    file = ConfigFile(".mcp.json", (configs.server_part("mcpServers", ENTRY),))
+    file = ConfigFile(".mcp.json", (entries.server_part("mcpServers", ENTRY),))
     message = refusal(configs.file_change, tmp_path, file, False)
     assert message == (
         f'{tmp_path / ".mcp.json"} cannot take our entries: "mcpServers" is a number, not an object, '
@@ -248,7 +249,7 @@ def test_meaning_is_compared_with_types_so_1_1_0_and_true_differ() -> None:
 )
 def test_remove_takes_out_only_the_toml_table_setup_made(tmp_path: Path, config: str, kept: str) -> None:
     """Setup writes no `[mcp_servers]` header: a table with one, or an inline table, is the user's."""
-    part = configs.server_part("mcp_servers", ENTRY, configs.toml_tables)
+    part = entries.server_part("mcp_servers", ENTRY, entries.toml_tables)
     file = ConfigFile("config.toml", (part,), toml=True, appended={"mcp_servers": {SERVER: ENTRY}})
     (tmp_path / "config.toml").write_text(config, encoding="utf-8")
     added = configs.file_change(tmp_path, file, remove=False)
@@ -260,7 +261,7 @@ def test_remove_takes_out_only_the_toml_table_setup_made(tmp_path: Path, config:
 def test_a_toml_file_of_only_ours_is_deleted_when_removed(tmp_path: Path) -> None:
     entry = {"mcp_servers": {SERVER: ENTRY}}
     file = ConfigFile(
-        "config.toml", (configs.server_part("mcp_servers", ENTRY, configs.toml_tables),), toml=True, appended=entry
+        "config.toml", (entries.server_part("mcp_servers", ENTRY, entries.toml_tables),), toml=True, appended=entry
     )
     created = configs.file_change(tmp_path, file, remove=False)
     assert created.after is not None and tomlkit.parse(created.after).unwrap() == entry
@@ -279,7 +280,7 @@ def test_any_json_object_takes_our_entry_and_gives_it_back_meaning_what_it_meant
 ) -> None:
     """Written as setup writes it, any object reads back as itself plus our entry, or is refused in
     one sentence; taking ours out again gives back what it meant (an empty `mcpServers` goes too)."""
-    file = ConfigFile(".mcp.json", (configs.server_part("mcpServers", ENTRY),))
+    file = ConfigFile(".mcp.json", (entries.server_part("mcpServers", ENTRY),))
     with tempfile.TemporaryDirectory() as folder:
         project = Path(folder)
         (project / ".mcp.json").write_text(("\ufeff" if bom else "") + json.dumps(doc), encoding="utf-8")

@@ -16,9 +16,10 @@ from typing import Any
 import pytest
 
 from bench import monorepo
-from cli.hook import answer, shell_paths
+from cli.hook import answer
 from cli.hookstate import record_path
 from cli.state import STATE_ENV
+from clients.payloads import shell_paths
 from tests.conftest import write_tree
 from tests.helpers import REPO
 from writes.locks import locked

@@ -10,6 +10,7 @@ from typing import Any
 import tomlkit
 
 from cli import setup
+from clients import claude_code
 from tests.helpers import REPO
 
 MANIFEST = REPO / ".claude-plugin" / "plugin.json"
@@ -52,4 +53,4 @@ def test_the_plugin_hooks_run_our_hook_command_as_setup_does() -> None:
     assert {e: [g["matcher"] for g in gs] for e, gs in hooks.items()} == {
         e: [g["matcher"] for g in gs] for e, gs in written["hooks"].items()
     }
-    assert all(h["timeout"] == setup.TIMEOUT_S for gs in hooks.values() for g in gs for h in g["hooks"])
+    assert all(h["timeout"] == claude_code.TIMEOUT_S for gs in hooks.values() for g in gs for h in g["hooks"])

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from cli import hook, rulefiles
+from cli import rulefiles
 from cli.findings import INSTRUCTIONS_CUTS, Finding
+from clients import claude_code
 from corpus.catalog import Corpus, load
 from corpus.markdown import split_lines
 from corpus.roots import make_roots
@@ -283,7 +284,7 @@ def test_chains_within_codexs_budget_get_nothing(tmp_path: Path) -> None:
 
 def test_pinned_files_over_the_hooks_limit_are_named_instead_of_sent(tmp_path: Path) -> None:
     """The project's AGENTS.md, which Claude Code loads itself, does not count."""
-    limit = hook.HOSTS["claude-code"].limit
+    limit = claude_code.HOOK.limit
     corpus = project(
         tmp_path,
         {

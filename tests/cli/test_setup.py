@@ -15,9 +15,10 @@ import tomlkit
 
 from cli import setup
 from cli.flags import parse
+from clients.known import SET_UP
 from tests.helpers import REPO, cli
 
-CLIENTS = list(setup.CLIENTS)
+CLIENTS = list(SET_UP)
 SERVERS = {  # where each client's server entry lives: file, key
     "claude-code": (".mcp.json", "mcpServers"),
     "codex": (".codex/config.toml", "mcp_servers"),

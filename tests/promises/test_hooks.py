@@ -17,9 +17,9 @@ import pytest
 import tomlkit
 
 from bench import monorepo
-from tests.clients import claude, codex, gemini
-from tests.clients.standin import Say, ToolCall, Turn
 from tests.conftest import write_tree
+from tests.harness import claude, codex, gemini
+from tests.harness.standin import Say, ToolCall, Turn
 from tests.helpers import REPO, SERVER
 
 HOOK = Path(sys.executable).with_name("agents-context-hook")

@@ -1,5 +1,5 @@
 """What reaches the model, through real clients: Claude Code, Codex and Gemini CLI, each run
-against a scripted stand-in for its model API (`tests/clients`), with our server started as a
+against a scripted stand-in for its model API (`tests/harness`), with our server started as a
 user starts it, in a project with the agent files of several tools. Each test reads the requests
 the client sent its model.
 
@@ -36,9 +36,9 @@ from mcp.types import TextContent
 from cli import share
 from cli.state import STATE_ENV
 from live.cache import ENV as CACHE_ENV
-from tests.clients import claude, codex, gemini, record
-from tests.clients.standin import Say, ToolCall, Turn
 from tests.conftest import write_tree
+from tests.harness import claude, codex, gemini, record
+from tests.harness.standin import Say, ToolCall, Turn
 from tests.helpers import SERVER, cli
 from tests.projects import parse, serve
 
@@ -227,7 +227,7 @@ NAMES = {"Claude Code": "claude-code", "Codex": "codex-mcp-client", "Gemini CLI"
 
 def test_tools_list_as_the_client_receives_it_is_under_16_kb(harness: Harness, tmp_path: Path) -> None:
     """A project with many long pinned names and docs roots; the protocol the client spoke with the
-    server is recorded line by line on its way (`tests/clients/record.py`)."""
+    server is recorded line by line on its way (`tests/harness/record.py`)."""
     pins = {f".AGENTS/{LONG}-{i}.md": f"# Rule {i}\n\nPinned rule {i}.\n" for i in range(12)}
     rules = {f".cursor/rules/{LONG}-{i}.mdc": "---\nalwaysApply: true\n---\n# Always\n" for i in range(12)}
     docs = {f"{LONG}-docs-{i}/guide.md": "# Guide\n\nReference text.\n" for i in range(6)}

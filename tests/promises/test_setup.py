@@ -19,7 +19,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from cli import setup
-from cli.configs import Refused
+from clients.entries import Refused
 from tests.conftest import TEST_ENV, write_tree
 from tests.helpers import REPO, SCRIPT, SERVER, search, text_of
 

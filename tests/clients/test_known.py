@@ -3,14 +3,19 @@ itself: so that the server names those files instead of sending them again."""
 
 from __future__ import annotations
 
+import ast
+import re
 from pathlib import Path
 
 import pytest
 
+from clients.codex import PROJECT_DOC_BYTES as CODEX_PROJECT_DOC_BYTES
+from clients.known import BY_KEY, CLIENTS, identify, loaded_by
+from clients.loading import imports
 from corpus.catalog import Corpus, load
-from corpus.clients import BY_KEY, CODEX_PROJECT_DOC_BYTES, identify, imports, loaded_by
 from corpus.roots import make_roots
 from tests.conftest import write_tree
+from tests.helpers import REPO
 
 
 def project(tmp_path: Path, files: dict[str, str | bytes]) -> Corpus:
@@ -136,3 +141,44 @@ def test_a_nested_agent_file_is_not_loaded_at_the_start(tmp_path: Path) -> None:
 def test_an_unknown_client_loads_nothing(tmp_path: Path) -> None:
     corpus = project(tmp_path, {"AGENTS.md": AGENTS, "CLAUDE.md": "@AGENTS.md\n"})
     assert loaded_by(None, corpus) == {}
+
+
+PRODUCTION = ("server.py", "protocol", "cli", "clients", "live", "retrieval", "corpus", "writes")
+CONVENTIONS = "corpus/conventions.py"
+"""The table of file conventions: it may name the rule formats a client reads (`cursor`, `cline`)."""
+
+
+def strings_of(path: Path) -> list[str]:
+    """The string constants of a module's code: a string standing alone (a docstring, an
+    attribute's) and comments are documentation."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    said = {
+        id(node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+    }
+    return [
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in said
+    ]
+
+
+def mentions(strings: list[str], said: str) -> bool:
+    """Whether a string says `said` as a whole name (not `codex` in the check `codex-chain`, nor
+    `cline` in `.clinerules`), other than in a list of rule formats (`Cursor and Copilot rules`,
+    `globs match it (Claude Code, Cursor, ...)`): those name file conventions, not the client."""
+    pattern = re.compile(rf"(?<![\w.-]){re.escape(said)}(?![\w-])")
+    return any(pattern.search(s) and not re.search(r"\brules\b|\bglobs\b", s) for s in strings)
+
+
+def test_each_clients_name_is_written_in_its_own_module_alone() -> None:
+    modules = [
+        p for name in PRODUCTION for p in ([REPO / name] if name.endswith(".py") else (REPO / name).rglob("*.py"))
+    ]
+    texts = {p.relative_to(REPO).as_posix(): strings_of(p) for p in modules}
+    for client in CLIENTS:
+        own = f"clients/{client.key.replace('-', '_')}.py"
+        for said in (client.key, client.name):
+            found = {m for m, strings in texts.items() if mentions(strings, said)} - {CONVENTIONS}
+            assert found == {own}, (said, sorted(found))

@@ -18,8 +18,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from tests.clients.gemini_api import Script
-from tests.clients.standin import Run, StandIn, Turn
+from tests.harness.gemini_api import Script
+from tests.harness.standin import Run, StandIn, Turn
 
 BIN = Path(__file__).resolve().parents[1] / "e2e" / "node_modules" / ".bin" / "gemini"
 SERVER = "agents-context"

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.clients import claude
-from tests.clients.standin import Say, ToolCall, Turn
 from tests.conftest import write_tree
+from tests.harness import claude
+from tests.harness.standin import Say, ToolCall, Turn
 from tests.helpers import SERVER
 
 pytestmark = pytest.mark.skipif(claude.available() is not None, reason=str(claude.available()))

@@ -95,7 +95,7 @@ def run(
 def _inside_command(*args: str) -> list[str]:
     """A command line that runs `_inside(args)` with this interpreter, importing nothing from the
     working directory."""
-    code = f"import sys; sys.path.insert(0, {str(ROOT)!r}); from tests.clients.sandbox import _inside; _inside(sys.argv[1:])"
+    code = f"import sys; sys.path.insert(0, {str(ROOT)!r}); from tests.harness.sandbox import _inside; _inside(sys.argv[1:])"
     return [sys.executable, "-I", "-c", code, *args]
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.clients import gemini
-from tests.clients.standin import Say, ToolCall, Turn
+from tests.harness import gemini
+from tests.harness.standin import Say, ToolCall, Turn
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVER = [sys.executable, str(ROOT / "server.py")]

@@ -9,7 +9,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from tests.clients.standin import Reply, Request, Say, StandIn, Turn, json_reply, sse
+from tests.harness.standin import Reply, Request, Say, StandIn, Turn, json_reply, sse
 
 USAGE = {"promptTokenCount": 100, "candidatesTokenCount": 10, "totalTokenCount": 110}
 

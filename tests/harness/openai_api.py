@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from tests.clients.standin import Reply, Request, Say, StandIn, ToolCall, Turn, json_reply, sse
+from tests.harness.standin import Reply, Request, Say, StandIn, ToolCall, Turn, json_reply, sse
 
 DEFAULT_MODEL = "gpt-5.5"
 

@@ -25,9 +25,9 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from tests.clients import sandbox
-from tests.clients.openai_api import DEFAULT_MODEL, Script
-from tests.clients.standin import Run, StandIn, Turn
+from tests.harness import sandbox
+from tests.harness.openai_api import DEFAULT_MODEL, Script
+from tests.harness.standin import Run, StandIn, Turn
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = ROOT / "tests" / "e2e" / "node_modules" / ".bin" / "codex"

@@ -20,9 +20,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from tests.clients import sandbox
-from tests.clients.anthropic_api import Script
-from tests.clients.standin import Run, StandIn, Turn
+from tests.harness import sandbox
+from tests.harness.anthropic_api import Script
+from tests.harness.standin import Run, StandIn, Turn
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = ROOT / "tests" / "e2e" / "node_modules" / ".bin" / "claude"

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from tests.clients.standin import Reply, Request, Say, StandIn, Turn, json_reply, sse
+from tests.harness.standin import Reply, Request, Say, StandIn, Turn, json_reply, sse
 
 SUMMARY = "<analysis>The user asked about the project.</analysis>\n<summary>1. Primary Request: the project's rules.</summary>"
 """What the model answers a compaction with: a summary that names none of the files' words."""
