@@ -26,7 +26,6 @@ from mcp.types import Annotations, CallToolResult, InputRequiredResult, Resource
 from pydantic import AnyUrl, ValidationError
 from watchfiles import awatch
 
-from cli import share
 from cli.flags import COMMANDS, parse, show_help, version
 from cli.settings import Settings, announce, configure_logging, open_index
 from clients.client import Client
@@ -49,7 +48,6 @@ from protocol.frames import serve_stdio
 from protocol.legacy import Clients, add_subscriptions, advertise_list_changed, capture
 from protocol.notify import notifying
 from protocol.results import error_result, mime_type, tool_result
-from protocol.shared import serve_sockets
 from retrieval.engine.memory import map_large_blocks
 from retrieval.render import briefing
 from retrieval.render.excerpt import render_excerpt
@@ -66,6 +64,7 @@ from retrieval.search.answer import (
     SearchRequest,
 )
 from retrieval.search.reader import Excerpt
+from shared.sessions import serve_sockets
 
 log = logging.getLogger("agents_context")
 
@@ -445,8 +444,8 @@ def serve(settings: Settings, prepare: Callable[[AgentsServer], None] | None = N
     try:
         if settings.transport == "http":
             anyio.run(_serve_http, server, settings.host, settings.port)
-        elif (relayed := share.serving()) is not None:  # started by agents-context-shared
-            anyio.run(serve_sockets, server, relayed)
+        elif settings.relayed is not None:  # started by agents-context-shared
+            anyio.run(serve_sockets, server, settings.relayed)
         else:
             log.info("# waiting for an MCP client on stdin")
             anyio.run(serve_stdio, server)  # the SDK's stdio, with every line answered
@@ -471,7 +470,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     """`agents-context`: serve (the default command), or run another command of `cli`."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["hook"]:  # as `agents-context-hook`, which starts faster (it loads no MCP SDK)
-        from cli.hook import main as hook
+        from hook.main import main as hook
 
         raise SystemExit(hook(argv[1:]))
     if argv in (["-h"], ["--help"]):  # the commands, then every flag of the default one

@@ -52,7 +52,7 @@ BEFORE = "05ca762"
 
 def hook_command() -> list[str]:
     script = Path(sys.executable).with_name("agents-context-hook")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "cli.hook"]
+    return [str(script)] if script.exists() else [sys.executable, "-m", "hook.main"]
 
 
 def timed(command: Sequence[str], stdin: str, env: dict[str, str], cwd: Path) -> tuple[float, str]:
@@ -152,7 +152,7 @@ def checkout(rev: str, where: Path) -> Iterator[list[str]]:
             == 0
         )
         script = where / ".venv" / ("Scripts" if os.name == "nt" else "bin") / "agents-context-hook"
-        yield [str(script)] if synced and script.exists() else [sys.executable, "-m", "cli.hook"]
+        yield [str(script)] if synced and script.exists() else [sys.executable, "-m", "hook.main"]
     finally:
         subprocess.run([*git, "remove", "--force", str(where)], check=False, capture_output=True)
 

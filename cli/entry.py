@@ -16,7 +16,7 @@ from collections.abc import Sequence
 def main(argv: Sequence[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == ["hook"]:
-        from cli.hook import main as hook
+        from hook.main import main as hook
 
         raise SystemExit(hook(args[1:]))
     if args[:1] == ["setup"]:

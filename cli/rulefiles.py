@@ -9,7 +9,6 @@ import os
 from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 
-from cli import hook
 from cli.findings import INSTRUCTIONS_CUTS, Finding, note, warn
 from clients import claude_code, codex
 from clients.known import loaded_by
@@ -20,6 +19,7 @@ from corpus.files import CorpusFile
 from corpus.markdown import front_matter_end, split_lines
 from corpus.roots import RootKind, project_markers, project_of
 from corpus.rules import is_ignored_dir
+from hook import main as hook
 from retrieval.render import briefing
 
 MIN_DUPLICATE_WORDS = 8

@@ -13,6 +13,7 @@ import os
 import sys
 from dataclasses import dataclass, fields
 from pathlib import Path
+from typing import Literal
 
 from cli.bytecode import uncompiled
 from corpus.catalog import Corpus
@@ -41,6 +42,8 @@ from retrieval.engine.ranking import DEFAULT as DEFAULT_RANKING
 from retrieval.engine.ranking import Ranking
 from retrieval.render.briefing import INSTRUCTIONS_BUDGET_CHARS, PINNED_BUDGET_BYTES, pinned
 from retrieval.search.answer import DEADLINE_S
+from shared import relay
+from shared.relay import Serving
 
 log = logging.getLogger("agents_context")
 
@@ -73,7 +76,10 @@ class Settings:
     """How often the watcher reports in when nothing changes, and polls when it polls."""
     poll: bool = False
     deadline_ms: int = int(DEADLINE_S * 1000)
-    transport: str = "stdio"
+    transport: Literal["stdio", "http"] = "stdio"
+    relayed: Serving | None = None
+    """Started by `agents-context-shared` (the state file it named): serve each relayed connection
+    as a session, instead of `transport`."""
     host: str = "127.0.0.1"
     port: int = 8000
     hooked: bool = False
@@ -92,13 +98,14 @@ class Settings:
         cwd = cwd or Path.cwd()
         agents, names, conventional = find_roots(args, cwd)
         # Each other flag's dest is the name of its setting; a command without the flag keeps the default.
-        flags = {f.name for f in fields(cls)} - {"agents", "names", "docs", "conventional", "pins"}
+        flags = {f.name for f in fields(cls)} - {"agents", "names", "docs", "conventional", "pins", "relayed"}
         return cls(
             agents=tuple(agents),
             names=tuple(names),
             docs=tuple(Path(d) for d in args.docs if d),
             conventional=conventional,
             pins=tuple(args.pin) if args.pin is not None else None,
+            relayed=relay.serving() if getattr(args, "command", "serve") == "serve" else None,
             **{name: value for name, value in vars(args).items() if name in flags},
         )
 

@@ -30,12 +30,12 @@ from pathlib import Path
 from urllib.parse import urlparse
 from urllib.request import url2pathname
 
-from cli import share
 from cli.bytecode import uncompiled
 from cli.configs import Change, file_change, is_text, read
 from clients.client import Setup
 from clients.entries import HOOK, SERVER, SHARED, ConfigFile, Refused
 from clients.known import SET_UP
+from shared import relay
 from writes.atomic import write_atomic
 
 # --- how the server and the hook are started ---------------------------------------------------
@@ -289,7 +289,7 @@ def report(
     if url is not None and not remove:
         lines.append(shared(client, project, url))
     if how is not None and how.shared and not remove:
-        idle = f"{share.IDLE_S / 60:.0f} minutes"
+        idle = f"{relay.IDLE_S / 60:.0f} minutes"
         lines.append(
             f"Each {name} session in {project} joins one shared server: "
             f"the first starts it; it stops {idle} after the last."

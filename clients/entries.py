@@ -17,7 +17,7 @@ SERVER = "agents-context"
 HOOK = "agents-context-hook"
 """Our hook's console script: a handler whose command holds it is ours."""
 SHARED = "agents-context-shared"
-"""The console script that relays a session to one server all sessions share (`cli.share`)."""
+"""The console script that relays a session to one server all sessions share (`shared.relay`)."""
 
 Doc = Any
 """A parsed file: a JSON object (dict) or a tomlkit document (a dict too)."""

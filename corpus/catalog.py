@@ -22,7 +22,7 @@ from corpus.scan import FileRef, SkippedFile, refused, walk
 
 FrontMatterOf = Callable[[str, FileText, Convention | None], FrontMatter]
 """How a file's front matter is found from its relative path, text and convention:
-`frontmatter.parse` by default; the hook keeps what it found between events (`cli.hookmemo`)."""
+`frontmatter.parse` by default; the hook keeps what it found between events (`hook.memo`)."""
 
 
 def parse_front_matter(rel: str, text: FileText, convention: Convention | None) -> FrontMatter:

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from bench import monorepo
-from cli import share
-from cli.state import STATE_ENV
+from shared import relay
 from tests.conftest import TEST_ENV
+from writes.state import STATE_ENV
 
 HEAVY = ("mcp", "pydantic", "numpy", "anyio", "watchfiles")
 PARSERS = ("markdown_it", "yaml")
@@ -35,9 +35,9 @@ sys.exit(main_result)
 @pytest.fixture
 def env(tmp_path: Path) -> Iterator[dict[str, str]]:
     state = tmp_path / "state"
-    yield {**TEST_ENV, STATE_ENV: str(state), share.IDLE_ENV: "2"}
+    yield {**TEST_ENV, STATE_ENV: str(state), relay.IDLE_ENV: "2"}
     for found in (state / "shared").glob("*.json"):  # a relay's server ends on its own; any left is stopped
-        published = share.published(found)
+        published = relay.published(found)
         if published is not None:
             with contextlib.suppress(OSError):
                 os.kill(published.pid, signal.SIGTERM)
@@ -61,7 +61,7 @@ def test_the_hook_loads_none_of_the_servers_packages_and_parses_once(tmp_path: P
     def touch(session: str) -> set[str]:
         payload: dict[str, object] = {"session_id": session, "hook_event_name": "PreToolUse", "cwd": str(project)}
         payload |= {"tool_name": "Read", "tool_input": {"file_path": task}}
-        return loaded("cli.hook", ["claude-code"], project, env, json.dumps(payload))
+        return loaded("hook.main", ["claude-code"], project, env, json.dumps(payload))
 
     first = touch("one")
     assert not first & set(HEAVY), first & set(HEAVY)
@@ -84,6 +84,6 @@ def test_the_relay_loads_none_of_the_servers_packages(tmp_path: Path, env: dict[
     project = tmp_path / "shop"
     (project / ".AGENTS").mkdir(parents=True)
     (project / ".AGENTS/overview.md").write_text("# Overview\n", encoding="utf-8")
-    modules = loaded("cli.share", ["--no-cache"], project, env)  # no client: it connects, relays nothing, ends
+    modules = loaded("shared.relay", ["--no-cache"], project, env)  # no client: it connects, relays nothing, ends
     assert not modules & set(HEAVY), modules & set(HEAVY)
     assert "socket" in modules  # it did reach for a server

@@ -33,17 +33,17 @@ import tomlkit
 from mcp import Client
 from mcp.types import TextContent
 
-from cli import share
-from cli.state import STATE_ENV
 from live.cache import ENV as CACHE_ENV
+from shared import relay
 from tests.conftest import write_tree
 from tests.harness import claude, codex, gemini, record
 from tests.harness.standin import Say, ToolCall, Turn
 from tests.helpers import SERVER, cli
 from tests.projects import parse, serve
+from writes.state import STATE_ENV
 
 RELAY = Path(sys.executable).with_name("agents-context-shared")
-"""The stdio command that shares one server (`cli.share`)."""
+"""The stdio command that shares one server (`shared.relay`)."""
 
 OVERVIEW = "# Overview\n\nOVERVIEW-MARK. The shop sells tea.\n\n" + "Background on the shop and its history. " * 60
 AGENTS = "# Agent guide\n\nAGENTS-MARK. Run `make test` before every commit.\n\n" + "Keep modules small. " * 40
@@ -171,7 +171,7 @@ def test_asked_to_explain_the_model_gets_each_hits_terms(harness: Harness, proje
 
 def test_a_model_that_asks_several_ways_at_once_gets_one_fused_answer(harness: Harness, project: Path) -> None:
     """The model's own variants, in `queries` as the client passes the list: the first way of
-    asking alone matches nothing; with the variants the answer leads with the section they share."""
+    asking alone matches nothing; with the variants the answer leads with the section they relay."""
     calls: list[tuple[str, dict[str, Any]]] = [
         ("context_search", {"query": "undo a bad release"}),
         ("context_search", {"query": "undo a bad release", "queries": ["roll back the deploy", "zebra switch"]}),
@@ -336,14 +336,14 @@ def test_sessions_of_a_real_client_share_the_server_agents_context_shared_runs(
     relays to the server the first one started. Here the first is a session outside the client
     (whose sandbox ends every process it started, so it cannot start the server itself); two runs
     of the client are answered by that server, the second after a file changed."""
-    env = {STATE_ENV: str(tmp_path / "state"), CACHE_ENV: os.environ[CACHE_ENV], share.IDLE_ENV: "60"}
+    env = {STATE_ENV: str(tmp_path / "state"), CACHE_ENV: os.environ[CACHE_ENV], relay.IDLE_ENV: "60"}
     args = ["--project", str(project), "--no-cache"]
-    state = share.state_file(args, project, {**os.environ, **env})
+    state = relay.state_file(args, project, {**os.environ, **env})
     first = subprocess.Popen(
         [str(RELAY), *args], cwd=project, env={**os.environ, **env}, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL
     )
     deadline = time.monotonic() + 120
-    while (started := share.published(state)) is None:
+    while (started := relay.published(state)) is None:
         assert first.poll() is None and time.monotonic() < deadline, "the shared server did not start"
         time.sleep(0.1)
     try:
@@ -366,7 +366,7 @@ def test_sessions_of_a_real_client_share_the_server_agents_context_shared_runs(
             (project / ".AGENTS" / "deploy.md").write_text(
                 "# Deploy\n\n## Rollback\n\nRoll back with the okapi lever.\n"
             )
-        assert share.published(state) == started, "a second server was started"
+        assert relay.published(state) == started, "a second server was started"
     finally:
         assert first.stdin is not None
         first.stdin.close()

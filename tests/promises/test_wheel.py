@@ -57,7 +57,7 @@ def test_the_wheel_holds_exactly_our_modules(installed: tuple[Path, Path]) -> No
     ours = {n for n in names if ".dist-info/" not in n}
     assert ours == {"server.py"} | {
         str(p.relative_to(REPO).as_posix())
-        for d in ("protocol", "cli", "clients", "live", "retrieval", "corpus", "writes")
+        for d in ("protocol", "cli", "hook", "shared", "clients", "live", "retrieval", "corpus", "writes")
         for p in (REPO / d).rglob("*")
         if p.suffix in (".py", ".typed")
     }

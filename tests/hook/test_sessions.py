@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from cli.hookstate import MAX_LOG, record_path
-from cli.state import STATE_ENV
-from tests.cli.test_hook import PROJECT, context, edit, env_of, logged, quiet, run_hook
+from hook.sessions import MAX_LOG, record_path
 from tests.conftest import write_tree
+from tests.hook.test_main import PROJECT, context, edit, env_of, logged, quiet, run_hook
 from writes.atomic import temporary_name
+from writes.state import STATE_ENV
 
 POSIX = os.name == "posix"
 links = pytest.mark.skipif(not POSIX, reason="symlinks need privileges on Windows")

@@ -1,7 +1,7 @@
 """`agents-context-shared` against what it must not trust or must outlive: a stranger on the port
 a dead server's state file names, state files and folders that are not what they should be, a
 flood of connections that never speak, a server that goes away mid-session, a client that closes
-or interrupts. Real relays, real servers, real sockets (`tests/cli/test_share.py` has the rest)."""
+or interrupts. Real relays, real servers, real sockets (`tests/shared/test_relay.py` has the rest)."""
 
 from __future__ import annotations
 
@@ -24,11 +24,11 @@ import anyio
 import pytest
 from mcp import Client
 
-from cli import share
-from cli.state import STATE_ENV
-from tests.cli.test_share import RELAY, alive, env, params, project, relay_alone, state_files
+from shared import relay as share
 from tests.conftest import write_tree
 from tests.helpers import search
+from tests.shared.test_relay import RELAY, alive, env, params, project, relay_alone, state_files
+from writes.state import STATE_ENV
 
 __all__ = ["env", "project"]  # the fixtures of test_share, used here
 
@@ -505,7 +505,7 @@ def test_the_relay_imports_only_the_standard_library(project: Path, env: dict[st
     modules = tmp_path / "modules.json"
     code = (
         "import json, sys\n"
-        "from cli.share import main\n"
+        "from shared.relay import main\n"
         "status = main(['--no-cache'])\n"
         "json.dump([status, sorted(sys.modules)], open(sys.argv[1], 'w'))\n"
     )
@@ -522,7 +522,7 @@ def test_the_relay_imports_only_the_standard_library(project: Path, env: dict[st
     assert done.returncode == 0, done.stderr
     status, loaded = json.loads(modules.read_text())
     assert status == 0
-    ours = {"__main__", "cli", "writes"}
+    ours = {"__main__", "shared", "writes"}
     outside = sorted({name.split(".")[0] for name in loaded} - set(sys.stdlib_module_names) - ours)
     assert outside == [], outside
     assert "# a session joined" in state_files(env)[0].with_suffix(".log").read_text()

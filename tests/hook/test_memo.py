@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from cli.hook import answer
-from cli.state import STATE_ENV
+from hook.main import answer
 from tests.conftest import write_tree
+from writes.state import STATE_ENV
 
 RULE = "---\nglobs: '**/*.ts'\ndescription: TypeScript\n---\n# TypeScript\n\nOLD-RULE. No default exports.\n"
 

@@ -16,13 +16,13 @@ from typing import Any
 import pytest
 
 from bench import monorepo
-from cli.hook import answer
-from cli.hookstate import record_path
-from cli.state import STATE_ENV
 from clients.payloads import shell_paths
+from hook.main import answer
+from hook.sessions import record_path
 from tests.conftest import write_tree
 from tests.helpers import REPO
 from writes.locks import locked
+from writes.state import STATE_ENV
 
 PROJECT: dict[str, str | bytes] = {
     "AGENTS.md": "# Agents\n\nAGENTS-MARK. Run make test.\n",
@@ -207,7 +207,7 @@ def test_over_the_hosts_limit_rules_are_named_with_how_to_read_them(tmp_path: Pa
 
 def hook_command() -> list[str]:
     script = Path(sys.executable).with_name("agents-context-hook")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "cli.hook"]
+    return [str(script)] if script.exists() else [sys.executable, "-m", "hook.main"]
 
 
 def run_hook(
@@ -421,7 +421,7 @@ def test_a_host_that_closed_its_end_gets_no_error(project: Path, state: Path) ->
 
 def test_the_hook_loads_no_sdk_pydantic_numpy_anyio_or_watchfiles() -> None:
     heavy = ["mcp", "pydantic", "numpy", "anyio", "watchfiles"]
-    code = f"import sys, cli.hook; print([m for m in {heavy!r} if m in sys.modules])"
+    code = f"import sys, hook.main; print([m for m in {heavy!r} if m in sys.modules])"
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=60, check=True
     )

@@ -7,7 +7,7 @@ never in the project. An entry is keyed by the file's path, its convention and t
 bytes, which every event reads afresh: a rule edited since is parsed again before it is given,
 whatever its timestamps say, and its old entry is dropped. The file holds the entries the last
 event used, is written only when that changed (`writes.atomic`), and is read like the session
-records (`cli.hookstate.read_json`: a plain file, bounded, never through a link): anything
+records (`hook.sessions.read_json`: a plain file, bounded, never through a link): anything
 else is parsed afresh and replaced.
 """
 
@@ -19,16 +19,16 @@ from dataclasses import astuple, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cli.hookstate import read_json
-from cli.state import state_dir
 from corpus.conventions import Convention
 from corpus.files import CorpusFile
 from corpus.frontmatter import FrontMatter
 from corpus.markdown import is_markdown, is_mdx
 from corpus.read import FileText
+from hook.sessions import read_json
 from retrieval.chunks.sections import SectionSpan, sections
 from retrieval.chunks.units import Unit, sections_of
 from writes.atomic import write_atomic
+from writes.state import state_dir
 
 VERSION = 1
 """Changes when an entry's shape or meaning does: an entry of another version is parsed again."""

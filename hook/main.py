@@ -4,7 +4,7 @@ after a compaction) the pinned files the client does not load itself; when a fil
 the rules that apply to it as `context_for_path` decides, less what the client adds itself, each
 rule once per session. It reads the host's JSON on stdin and prints the host's way of adding
 context (`clients.known.HOOKED`: each client's `Hook`); it keeps what each session was given in the user's state folder
-(`cli.hookstate`).
+(`hook.sessions`).
 
 Never in the way: it always exits 0, whatever its arguments, its input and its state folder hold;
 on any problem it prints nothing (or the host's empty answer) and logs one line to `hook.log` in
@@ -30,8 +30,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import BinaryIO
 
-from cli.hookmemo import Memo
-from cli.hookstate import Session, log, sweep
 from clients.client import Client, Hook
 from clients.known import HOOKED, loaded_by
 from clients.payloads import Event
@@ -39,6 +37,8 @@ from corpus.catalog import Corpus, load
 from corpus.files import CorpusFile
 from corpus.names import too_deep, too_long
 from corpus.roots import DEFAULT_ROOT_NAMES, has_conventional_files, make_roots, relative_source
+from hook.memo import Memo
+from hook.sessions import Session, log, sweep
 from retrieval.chunks.units import Unit, sections_of
 from retrieval.render.briefing import listing, pinned
 from retrieval.render.grammar import inline

@@ -20,12 +20,12 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from cli import share
-from cli.state import STATE_ENV
 from corpus.roots import ENV_ROOT
 from live.cache import ENV as CACHE_ENV
+from shared import relay as share
 from tests.conftest import TEST_ENV, write_tree
 from tests.helpers import MODES, TOOLS, search, split_status, text_of
+from writes.state import STATE_ENV
 
 RELAY = Path(sys.executable).with_name("agents-context-shared")
 """The console script a client starts."""

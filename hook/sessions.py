@@ -1,4 +1,4 @@
-"""What the hook keeps in the user's state folder (`cli.state`), never in a project: a record per
+"""What the hook keeps in the user's state folder (`writes.state`), never in a project: a record per
 session of the rules it was given (`Session`), removed a week after its last use (`sweep`), and
 `hook.log`, a line per problem (`log`).
 
@@ -20,10 +20,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cli.state import state_dir
 from corpus.names import printable
 from writes.atomic import write_atomic
 from writes.locks import LockTimeout, locked
+from writes.state import state_dir
 
 SESSION_DAYS = 7
 """A session's record unused this long is removed."""

@@ -1,8 +1,8 @@
 """One server for many sessions on this machine: each local TCP connection is one MCP session,
 framed as stdio frames it (one JSON-RPC message a line, every line read by `frames.guard`), so a
-relay can copy a client's stdio to it byte for byte (`agents-context-shared`, see `cli.share`).
+relay can copy a client's stdio to it byte for byte (`agents-context-shared`, see `shared.relay`).
 
-A connection is served only once it proved, in the handshake `cli.share.HANDSHAKE` describes,
+A connection is served only once it proved, in the handshake `shared.relay.HANDSHAKE` describes,
 that it holds the token the server was given (published in a file only its user can read); a
 connection that did not within `_HANDSHAKE_S` is closed, and never counts as a session. At most
 `_PENDING` connections are in their handshake at once: a new one ends the oldest, so a flood of
@@ -52,7 +52,7 @@ _LISTEN = "subscriptions/listen"
 
 
 class Sharing(Protocol):
-    """The server `agents-context-shared` started (`cli.share.Serving`): its idle time, its side
+    """The server `agents-context-shared` started (`shared.relay.Serving`): its idle time, its side
     of the handshake, and how to publish and withdraw its state file."""
 
     @property
@@ -192,7 +192,7 @@ class _Pending:
 
 
 async def _handshake(buffered: BufferedByteReceiveStream, stream: SocketStream, sharing: Sharing) -> bool:
-    """The server's side of `cli.share.HANDSHAKE`: each line bounded, the relay's proof checked
+    """The server's side of `shared.relay.HANDSHAKE`: each line bounded, the relay's proof checked
     in constant time."""
     try:
         answer = sharing.answer(await buffered.receive_until(b"\n", _HANDSHAKE_LINE))

@@ -31,9 +31,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cli.state import STATE_ENV, state_dir
 from writes.atomic import write_atomic
 from writes.locks import LockTimeout, locked
+from writes.state import STATE_ENV, state_dir
 
 SHARED_ENV = "AGENTS_CONTEXT_SHARED"
 """Set on the server this command starts: the file it publishes its port and token in."""
@@ -122,7 +122,7 @@ def _mac(token: str, role: bytes, relay_nonce: bytes, server_nonce: bytes) -> by
 
 @dataclass(frozen=True, slots=True)
 class Serving:
-    """The server this command started, as `protocol.shared.serve_sockets` serves it: its state
+    """The server this command started, as `shared.sessions.serve_sockets` serves it: its state
     file, idle time and token, and its side of the handshake."""
 
     path: Path
@@ -163,8 +163,9 @@ class Serving:
 
 
 def serving() -> Serving | None:
-    """For the server this command started (None in any other): what `protocol.shared`
-    `serve_sockets` serves."""
+    """For the server this command started (None in any other): what `shared.sessions`
+    `serve_sockets` serves. Read once, into the server's settings (`Settings.relayed`), and taken
+    out of the environment, so that no process the server starts takes itself for relayed."""
     named = os.environ.pop(SHARED_ENV, None)
     if named is None:
         return None

@@ -1,0 +1,1 @@
+"""Tests of the shared server: the relay and its sessions."""
