@@ -46,9 +46,10 @@ from live.changes import Batch, Pass, fs_path, merged, refreshed, relative, swep
 from live.persist import SAVE_ON_EXIT_FILES, IdleSaves, without_collections
 from live.reading import Reader
 from live.settle import SETTLE_S, Came, Later, Settler
-from live.store import Phase, Progress, Store
+from live.store import Progress, Store
 from retrieval.chunks.units import Unit
 from retrieval.engine.ranking import DEFAULT, Ranking
+from retrieval.search.answer import Phase
 
 log = logging.getLogger("agents_context.index")
 

@@ -14,8 +14,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
-from enum import Enum
+from dataclasses import dataclass, field
 
 from corpus.catalog import Change, Corpus
 from corpus.files import FileTable
@@ -28,6 +27,7 @@ from live.changes import Batch, Pass
 from live.codec import Saved
 from retrieval.engine.library import Library
 from retrieval.engine.ranking import Ranking
+from retrieval.search.answer import Phase, RootCondition
 from retrieval.search.policy import Policy
 
 log = logging.getLogger("agents_context.index")
@@ -47,18 +47,6 @@ class View:
 Listener = Callable[[Root, Change], None]
 
 
-class Phase(Enum):
-    """What a root's first indexing does (its value is how STATUS and `context_status` say it)."""
-
-    INDEXING = "indexing"
-    """Reading the files."""
-    CHECKING = "checking"
-    """Checking a cached index against the files' stat."""
-
-
-CHANGING = "changing"
-"""What a root whose files change faster than they settle is doing, as `indexing` says it after
-its label (`Store.changing`) and in `context_status`."""
 CHANGES_KEPT = 4096
 """Paths whose last change is told apart; past this many, the older changes are forgotten (a
 cold build of tldr added 38k paths, 1.3 MB kept for good, as any stream of new names would)."""
@@ -77,14 +65,6 @@ class Progress:
     def counted(self) -> bool:
         """Whether the files to read are known, so it says how far it got (`done/total`)."""
         return self.total > 0
-
-    def snapshot(self) -> Progress:
-        """A copy that stays as it is now (the indexer thread updates this one as it reads)."""
-        return replace(self)
-
-    def __str__(self) -> str:
-        """`done/total` once the files to read are known, else the phase: `indexing`, `checking`."""
-        return f"{self.done}/{self.total}" if self.counted else self.phase.value
 
 
 @dataclass(slots=True)
@@ -203,9 +183,19 @@ class Store:
         with self._turnstile, self._lock:
             yield
 
-    def indexing(self, roots: Iterable[Root]) -> list[str]:
-        """`label:done/total` for each of these roots whose first indexing is still running."""
-        return [f"{r.label}:{p}" for r in roots if (p := self.state[r.label].progress) is not None]
+    def condition(self, root: Root) -> RootCondition | None:
+        """Why answers from `root` are partial now (its first indexing runs, or its files are
+        still changing: see `missed`); None when they are not."""
+        state = self.state[root.label]
+        if (p := state.progress) is not None:  # one lookup: the indexer thread drops it when done
+            return RootCondition(root.label, p.phase, p.done, p.total)
+        return RootCondition(root.label, changing=True) if state.changing else None
+
+    def conditions(self, roots: Iterable[Root]) -> tuple[RootCondition, ...]:
+        """The condition of each of these roots whose answers are partial: those still being
+        indexed first, then those whose files are still changing."""
+        found = [c for r in roots if (c := self.condition(r)) is not None]
+        return tuple(sorted(found, key=lambda c: not c.building))
 
     def fresh_since(self, roots: Iterable[Root]) -> float | None:
         """The moment up to which every change in `roots` is reflected (the oldest root's), among
@@ -227,12 +217,6 @@ class Store:
         fresh as of a later moment."""
         state = self.state[root.label]
         state.missed = max(state.missed, moment)
-
-    def changing(self, roots: Iterable[Root]) -> list[str]:
-        """`label:changing` for each of these roots whose files are still changing: a file left as
-        it was because it was being written, or a call that answered without catching up (see
-        `missed`). Answers from them are the freshest complete generation, marked partial."""
-        return [f"{r.label}:{CHANGING}" for r in roots if not self.building(r) and self.state[r.label].changing]
 
     def changed_after(self, paths: Iterable[str], generation: int) -> bool:
         """Whether any of these display paths changed in a generation after `generation`; always

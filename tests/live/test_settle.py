@@ -18,7 +18,7 @@ from live import index as live_module
 from live import settle
 from live.changes import swept
 from live.index import LiveIndex
-from tests.live.support import ranked
+from tests.live.support import changing, ranked
 
 WRITER = """
 import os, sys, time
@@ -122,7 +122,7 @@ def test_files_changed_since_their_stat_are_read_again_after_one_pause_for_all(
     assert len(live.sweep(r).changed) == 40
     assert all(f.text.endswith("edited\nnewer words\n") for f in live.corpus.files.values())
     assert len(pauses) <= 2, pauses  # the settle wait, then one retry round for all 40
-    assert live.changing(live.roots) == []
+    assert changing(live, live.roots) == []
 
 
 def test_no_retry_round_pauses_holding_a_root_someone_waits_for(
@@ -150,13 +150,13 @@ def test_no_retry_round_pauses_holding_a_root_someone_waits_for(
     live.state[r.label].waiting = 1  # someone waits for the root's lock
     live.sweep(r)
     assert live.corpus.files[".AGENTS/a.md"].text == "# A\n\nold words\n"
-    assert live.state[r.label].pending == {"a.md"} and live.changing(live.roots) == [".AGENTS:changing"]
+    assert live.state[r.label].pending == {"a.md"} and changing(live, live.roots) == [".AGENTS:changing"]
     assert len(pauses) <= 1, pauses  # the settle wait at most, no retry round
     live.state[r.label].waiting = 0
     monkeypatch.undo()
     live.sweep(r)
     assert live.corpus.files[".AGENTS/a.md"].text == "# A\n\nedited\nnewer words\n"
-    assert live.changing(live.roots) == []
+    assert changing(live, live.roots) == []
 
 
 def test_a_file_rewritten_again_since_it_was_found_changing_is_not_waited_for(make_tree: Callable[..., Path]) -> None:
@@ -171,7 +171,7 @@ def test_a_file_rewritten_again_since_it_was_found_changing_is_not_waited_for(ma
     state.pending.add("log.md")  # the last attempt found it changing
     live.sweep(r)
     assert live.corpus.files[".AGENTS/log.md"].text == "# Log\n\nfirst entry\n"
-    assert state.pending == {"log.md"} and live.changing([r]) == [".AGENTS:changing"]
+    assert state.pending == {"log.md"} and changing(live, [r]) == [".AGENTS:changing"]
     state.pending.discard("log.md")  # not found changing before: a save is waited for and read
     live.sweep(r)
     assert live.corpus.files[".AGENTS/log.md"].text == "# Log\n\nsecond entry\n" and not state.pending

@@ -12,8 +12,9 @@ import pytest
 from corpus.roots import make_roots
 from live.index import LiveIndex
 from live.status import StatusReport, render, report
-from live.store import Phase, Progress
+from live.store import Progress
 from retrieval.render.schema import utc
+from retrieval.search.answer import Phase
 from tests.conftest import DEPLOY, SECURITY
 from tests.helpers import split_status
 

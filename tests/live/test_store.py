@@ -16,8 +16,9 @@ from corpus.roots import Root, make_roots
 from corpus.scan import SECRET, SkippedFile
 from live import store as store_module
 from live.changes import Batch
-from live.store import Phase, Progress, Store
+from live.store import Progress, Store
 from retrieval.engine.ranking import DEFAULT
+from retrieval.search.answer import Phase, RootCondition
 
 TREE = {
     "overview.md": "# Overview\n\nPinned alpha.\n",
@@ -267,13 +268,14 @@ def test_indexing_lists_the_progress_of_the_given_roots_still_being_built(make_t
         make_tree(TREE), docs=(make_tree({"a.md": "# A\n"}, name="docs"), make_tree({"b.md": "# B\n"}, name="more"))
     )
     agents, docs, more = store.roots
-    assert store.indexing(store.roots) == []
+    assert store.conditions(store.roots) == ()
     store.state["docs"].progress = Progress(done=40, total=120)
     store.state["more"].progress = Progress(phase=Phase.CHECKING)
-    assert store.indexing(store.roots) == ["docs:40/120", "more:checking"]
-    assert store.indexing([agents, docs]) == ["docs:40/120"]  # only the roots asked about
-    assert store.indexing([agents]) == []
-    assert store.indexing([more]) == ["more:checking"]
+    counted, checking = RootCondition("docs", Phase.INDEXING, 40, 120), RootCondition("more", Phase.CHECKING)
+    assert store.conditions(store.roots) == (counted, checking)
+    assert store.conditions([agents, docs]) == (counted,)  # only the roots asked about
+    assert store.conditions([agents]) == ()
+    assert store.conditions([more]) == (checking,)
 
 
 def test_on_change_hears_of_updates_but_not_of_a_root_still_being_built(make_tree: Callable[..., Path]) -> None:
