@@ -226,7 +226,7 @@ def open_index(settings: Settings, background: bool = False) -> LiveIndex:
     )
     if index_cache is not None:
         index_cache.prune()  # once the roots' own entries are read (and so marked in use)
-    live.warnings = settings.warnings()
+    live.store.warnings = settings.warnings()
     return live
 
 

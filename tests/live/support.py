@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from corpus.roots import Root, make_roots
-from live import reading, texts
+from live import sync, texts
 from live.cache import IndexCache
 from live.index import LiveIndex
 from retrieval.engine.ranking import DEFAULT
@@ -81,7 +81,7 @@ def assert_like_fresh(live: LiveIndex, agents: Path, docs: Path | None) -> None:
 def big_docs_tree(make_tree: Callable[..., Path]) -> tuple[Path, Path, int]:
     """A small .AGENTS and a docs root of one chunk and a bit more: read in two batches."""
     agents = make_tree({"overview.md": "# Overview\n\nhi\n", "rules.md": "# Rules\n\nalpha rules\n"})
-    n = reading.CHUNK + 150
+    n = sync.CHUNK + 150
     docs = make_tree({f"d{i:05d}.md": f"# Doc {i}\n\nalpha word{i}\n" for i in range(n)}, name="big")
     return agents, docs, n
 

@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 from corpus.catalog import Change
 from corpus.read import SkipKind
 from corpus.roots import make_roots
-from live import index as live_module
-from live import reading
+from live import changes as live_module
+from live import sync as reading
 from live.changes import swept
 from live.index import LiveIndex
 from live.settle import Came
@@ -192,11 +192,11 @@ def test_a_root_that_disappears_empties_the_index_until_it_returns(make_tree: Ca
     (r,) = live.roots
     shutil.rmtree(root)
     assert live.sweep(r).removed == {".AGENTS/a.md"}
-    assert live.state[".AGENTS"].present is False and ranked(live, "alpha") == []
+    assert live.syncs[".AGENTS"].present is False and ranked(live, "alpha") == []
     root.mkdir()
     (root / "b.md").write_text("# B\n\nalpha again\n")
     assert live.sweep(r).added == {".AGENTS/b.md"}
-    assert live.state[".AGENTS"].present is True
+    assert live.syncs[".AGENTS"].present is True
 
 
 def test_verify_catches_edits_and_deletions_behind_hits(make_tree: Callable[..., Path]) -> None:
@@ -284,17 +284,17 @@ def test_a_call_past_its_deadline_leaves_changing_files_as_indexed_and_says_so(
     root = make_tree({"a.md": "# A\n\nalpha\n", "b.md": "# B\n\nbeta\n"})
     live = LiveIndex(make_roots([root]))
     (r,) = live.roots
-    fresh = live.state[r.label].fresh_as_of
+    fresh = live.syncs[r.label].fresh_as_of
     (root / "a.md").write_text("# A\n\ngamma gamma\n")
     rewritten_after_the_stat(monkeypatch, "swept", "# A\n\ndelta delta delta\n")
     live.sweep(r, time.monotonic())  # no time left to pause
     assert ranked(live, "alpha") and not ranked(live, "gamma") and not ranked(live, "delta")
     assert changing(live, live.roots) == [".AGENTS:changing"]
-    assert live.state[r.label].fresh_as_of == fresh  # a change left unread: not fresh as of this sweep
+    assert live.syncs[r.label].fresh_as_of == fresh  # a change left unread: not fresh as of this sweep
     monkeypatch.undo()
     live.sweep(r)
     assert ranked(live, "delta") and not ranked(live, "alpha")
-    assert changing(live, live.roots) == [] and live.state[r.label].fresh_as_of > fresh
+    assert changing(live, live.roots) == [] and live.syncs[r.label].fresh_as_of > fresh
 
 
 def test_a_file_left_mid_write_that_goes_away_is_no_longer_changing(
@@ -327,7 +327,7 @@ def test_a_call_waits_for_a_busy_root_only_until_its_budget_is_spent(make_tree: 
     live = LiveIndex(make_roots([root]))
     (r,) = live.roots
     (root / "a.md").write_text("# A\n\nbeta beta\n")
-    with live.state[r.label].lock:  # another update of the root, under way
+    with live.syncs[r.label].lock:  # another update of the root, under way
         started = time.monotonic()
         live.catch_up(lambda _: True, budget_s=0.1)
         waited = time.monotonic() - started
@@ -400,9 +400,8 @@ def test_a_call_waits_for_its_files_to_settle_without_holding_the_root(make_tree
     call = threading.Thread(target=live.catch_up, args=(lambda _: True, 10.0))
     call.start()
     time.sleep(0.3)  # the call is pausing for the file now (2 s)
-    held = live.state[r.label].lock.acquire(timeout=1.0)
-    assert held, "the call paused holding the root's lock"
-    live.state[r.label].lock.release()
+    with live.syncs[r.label].lock.held(time.monotonic() + 1.0) as held:
+        assert held, "the call paused holding the root's lock"
     call.join(timeout=30)
     assert ranked(live, "beta") and not ranked(live, "alpha")  # read-your-writes all the same
     assert changing(live, live.roots) == []
