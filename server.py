@@ -39,7 +39,6 @@ from corpus.roots import RootKind, relative_source
 from live import answering, status
 from live.index import LiveIndex
 from live.status import StatusReport
-from live.store import Phase
 from live.watch import Watcher, WatchFactory
 from protocol import descriptions as d
 from protocol.arguments import EMPTY_QUERY, normalise, refusal
@@ -61,6 +60,7 @@ from retrieval.search.answer import (
     DEFAULT_MAX_TOKENS,
     SECTIONS,
     WINDOWS,
+    Phase,
     SearchRequest,
 )
 from retrieval.search.reader import Excerpt
@@ -213,11 +213,7 @@ def create_server(live: LiveIndex, settings: Settings, watch_factory: WatchFacto
 def indexing(live: LiveIndex) -> set[str]:
     """Labels of the roots whose first indexing is still reading files (a cached index being
     checked already knows its files)."""
-    # One lookup per root, never an iteration: the indexer thread removes a root from `building`
-    # when it is done, which could happen while a client connects.
-    return {
-        r.label for r in live.roots if (progress := live.state[r.label].progress) and progress.phase is Phase.INDEXING
-    }
+    return {r.label for r in live.roots if (c := live.condition(r)) is not None and c.phase is Phase.INDEXING}
 
 
 def _search(app: App, request: SearchRequest) -> CallToolResult:

@@ -36,12 +36,11 @@ from corpus.roots import (
 from corpus.rules import PinSet
 from live import cache
 from live.index import LiveIndex
-from live.store import Phase
 from live.watch import WatchOptions
 from retrieval.engine.ranking import DEFAULT as DEFAULT_RANKING
 from retrieval.engine.ranking import Ranking
 from retrieval.render.briefing import INSTRUCTIONS_BUDGET_CHARS, PINNED_BUDGET_BYTES, pinned
-from retrieval.search.answer import DEADLINE_S
+from retrieval.search.answer import DEADLINE_S, Phase
 from shared import relay
 from shared.relay import Serving
 
@@ -234,7 +233,7 @@ def open_index(settings: Settings, background: bool = False) -> LiveIndex:
     )
     if index_cache is not None:
         index_cache.prune()  # once the roots' own entries are read (and so marked in use)
-    live.warnings = settings.warnings()
+    live.store.warnings = settings.warnings()
     return live
 
 
@@ -270,8 +269,8 @@ def _announce(live: LiveIndex, corpus: Corpus, n_sections: int) -> None:
     for root in live.roots:
         if root.kind is RootKind.DOCS:
             n_files = len(live.files_of(root))
-            building = live.state[root.label].progress
-            if building is None:
+            building = live.condition(root)
+            if building is None or not building.building:
                 log.info("# docs %s (%s): %d files", root.label, root.path, n_files)
             elif building.phase is Phase.CHECKING:
                 log.info(

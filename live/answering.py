@@ -1,8 +1,8 @@
 """Answering from the live index, for the MCP tools, the command line and `eval` alike: a
 `SearchRequest` is answered (`search`) and rendered (`answer`). One generation is searched under
 the view lock, its hits are checked against the disk, and the answer carries how
-fresh it is (a root whose files are still changing is named in `indexing`, `label:changing`, and
-the answer is marked partial); reads resolve a name in the snapshot and read the file from disk now. So
+fresh it is (each root still being indexed, or whose files are still changing, with its
+`RootCondition`: the answer is partial); reads resolve a name in the snapshot and read the file from disk now. So
 `context_search` and `agents-context search` (and `read_context` and `agents-context read`) can
 never drift apart.
 """
@@ -52,14 +52,13 @@ def answer(live: LiveIndex, request: SearchRequest) -> Rendered:
 
 
 def freshness(live: LiveIndex, view: View, roots: Sequence[Root]) -> Freshness:
-    """How current an answer from `view` is, for a search of `roots`: `indexing` names the roots
-    still being indexed (`label:done/total`) and those whose files are still changing
-    (`label:changing`, see `Store.changing`)."""
+    """How current an answer from `view` is, for a search of `roots`: `indexing` holds the
+    condition of the roots still being indexed and of those whose files are still changing."""
     return Freshness(
         generation=view.generation,
         fresh_as_of=live.fresh_since(roots),
         last=view.last_change,
-        indexing=(*live.indexing(roots), *live.changing(roots)),
+        indexing=live.conditions(roots),
     )
 
 
@@ -89,7 +88,7 @@ def search(live: LiveIndex, request: SearchRequest) -> Answer:
             if (root := live.root_of(path)) is not None:
                 live.missed(root, moment)
         fresh = found.freshness
-        changing = tuple(c for c in live.changing(roots) if c not in fresh.indexing)
+        changing = tuple(c for c in live.conditions(roots) if c.changing and c not in fresh.indexing)
         found = replace(found, freshness=replace(fresh, indexing=(*fresh.indexing, *changing)))
     return found
 

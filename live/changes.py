@@ -6,7 +6,7 @@
 - `Pass`: a sweep of a large docs root spread over many small steps (the patrol).
 
 A file whose stamp did not move is never read again. Nothing here reads a file's content or
-touches the index: reading is `live.settle` and `live.reading`, applying `live.store`.
+touches the index: reading is `live.settle`, and the update as a whole `live.sync`.
 """
 
 from __future__ import annotations

@@ -1,17 +1,16 @@
-"""A live index's roots to and from the persistent cache: when an entry is restored and written,
-and the collector tuning that large restores and builds need. What an entry holds is
-`live.codec`; where it lives, `live.cache`.
+"""A live index's roots to and from the persistent cache (`restore`, `save`), and the collector
+tuning that large restores and builds need. What an entry holds is `live.codec`; where it lives,
+`live.cache`.
 
 A root's entry is restored at start-up, rewritten once the root has been left alone for
-`SAVE_IDLE_S` (a background timer, so a burst of edits is one write and no search waits for it),
-and written at exit for roots small enough to write at once.
+`SAVE_IDLE_S` (a background timer of its `RootSync`, so a burst of edits is one write and no
+search waits for it), and written at exit for roots small enough to write at once.
 """
 
 from __future__ import annotations
 
 import gc
 import logging
-import threading
 import time
 from collections.abc import Callable
 
@@ -38,23 +37,19 @@ def cache_key(store: Store, cache: IndexCache, root: Root) -> str:
 
 
 def restore(store: Store, cache: IndexCache, root: Root) -> bool:
-    """Load the root's cache entry into `store` (it is checked against the files next); False
-    when there is none to be had."""
+    """Load the root's cache entry into `store`, through `Store.adopt` (it is checked against the
+    files next); False when there is none to be had."""
     started = time.perf_counter()
     restored = cache.load(root, cache_key(store, cache, root))
     if restored is None:
         return False
-    state = store.state[root.label]
     seed(root.path, root.include, restored.listings)
-    with store.writing():
-        state.files.adopt(restored.files)
-        store.library.unpack((restored.sections, restored.windows, restored.links))
+    store.adopt(root, restored, counted=False)
     n_files = len(restored.files)
     del restored
     # What reading the entry made and dropped (tldr's columns of 38k paths, a few hundred KB each)
     # sits in glibc's heap under what the index keeps: given back, 1.4 MB a warm server held.
     release_free_memory()
-    state.dirty = False
     log.info(
         "%s: %d files from the cache in %.0f ms; checking them against the disk",
         root.label,
@@ -64,28 +59,13 @@ def restore(store: Store, cache: IndexCache, root: Root) -> bool:
     return True
 
 
-def save(store: Store, cache: IndexCache, root: Root) -> None:
-    """Write the root's cache entry if it changed since the last one (never while its first
-    indexing runs: a half-read root is not worth keeping)."""
-    state = store.state[root.label]
-    if not state.dirty or state.progress is not None or not state.present or store.last_error is not None:
-        return
+def save(store: Store, cache: IndexCache, root: Root) -> bool:
+    """Pack the root and write its entry; False if it could not be written."""
     started = time.perf_counter()
-    if _write(store, cache, root):
-        # Packing a large root makes and drops copies of all of it (tldr: 110 MB); all of it is
-        # dropped by now (given back while `_write` still held it, tldr's stayed: 17-29 MB).
-        release_free_memory()
-        log.info("%s: cache written in %.0f ms", root.label, (time.perf_counter() - started) * 1000)
-
-
-def _write(store: Store, cache: IndexCache, root: Root) -> bool:
-    """Pack the root and write its entry; False (the root dirty again) if it could not be written."""
-    state = store.state[root.label]
     key = cache_key(store, cache, root)
     listings = kept(root.path, root.include)
     with store.writing():
-        state.dirty = False  # a change from now on makes it dirty again
-        files = sorted(state.files.values(), key=lambda f: f.rel)
+        files = sorted(store.files_of(root).values(), key=lambda f: f.rel)
         paths = [f.path for f in files]
         # Laid out before the index can change: a pack makes its units as they are read, and
         # shares the index's arrays where it can (`Postings.pack`).
@@ -93,50 +73,14 @@ def _write(store: Store, cache: IndexCache, root: Root) -> bool:
     try:
         cache.save(root, key, arrays)
     except Exception as exc:  # a full disk, a read-only cache, anything: serve on, uncached
-        state.dirty = True
         log.warning("could not write the cache for %s: %s", root.label, exc)
         return False
+    del arrays
+    # Packing a large root makes and drops copies of all of it (tldr: 110 MB); all of it is
+    # dropped by now (given back while the arrays were still held, tldr's stayed: 17-29 MB).
+    release_free_memory()
+    log.info("%s: cache written in %.0f ms", root.label, (time.perf_counter() - started) * 1000)
     return True
-
-
-class IdleSaves:
-    """One timer per root that changed: it calls `save(root)` once the root has been left alone
-    for `SAVE_IDLE_S`, and re-arms itself while the root keeps changing."""
-
-    def __init__(self, save: Callable[[Root], None], stopping: threading.Event) -> None:
-        self._save = save
-        self._stopping = stopping
-        self._timers: dict[str, threading.Timer] = {}
-        self._changed_at: dict[str, float] = {}
-
-    def changed(self, root: Root) -> None:
-        """The root changed now: write its entry once it has been idle for `SAVE_IDLE_S`."""
-        self._changed_at[root.label] = time.time()
-        self._schedule(root)
-
-    def _schedule(self, root: Root) -> None:
-        if self._stopping.is_set():
-            return
-        pending = self._timers.get(root.label)
-        if pending is not None and pending.is_alive():
-            return  # it re-checks how long the root has been idle before writing
-        timer = threading.Timer(SAVE_IDLE_S, self._when_idle, args=(root,))
-        timer.daemon = True
-        self._timers[root.label] = timer
-        timer.start()
-
-    def _when_idle(self, root: Root) -> None:
-        if self._stopping.is_set():
-            return
-        if time.time() - self._changed_at.get(root.label, 0.0) < SAVE_IDLE_S:
-            self._timers.pop(root.label, None)
-            self._schedule(root)
-            return
-        self._save(root)
-
-    def cancel(self) -> None:
-        for timer in self._timers.values():
-            timer.cancel()
 
 
 def without_collections(restore: Callable[[], dict[str, bool]]) -> dict[str, bool]:

@@ -22,7 +22,6 @@ from corpus.files import CorpusFile
 from corpus.read import Changing, FileText, Skipped, Stamp, read_text, stamp
 from corpus.roots import Root
 from corpus.scan import FileRef, SkippedFile
-from live.changes import Batch
 
 SETTLE_S = 0.03
 """A file modified less than this long ago may still be mid-save: a batch waits (once) until its
@@ -35,21 +34,30 @@ _RETRY_DELAYS = (0.03, 0.08, 0.2)
 (all of a batch's together): each read is kept only if its file held still across the pause, so
 none is shorter than `SETTLE_S`. A batch pauses at most their sum, whatever its size."""
 
-Take = Callable[[FileRef, FileText, Mapping[str, CorpusFile], Batch], None]
-"""What to do with a file read whole and settled: add it (and its units) to the batch."""
+
+@dataclass(slots=True)
+class Settled:
+    """What one `Settler.settle` found: the files read whole and settled, and those refused."""
+
+    texts: list[tuple[FileRef, FileText]] = field(default_factory=list)
+    skipped: dict[str, SkippedFile] = field(default_factory=dict)
+    """Files not served now, with why (by relative path)."""
+    gone: set[str] = field(default_factory=set)
+    """Files indexed before, gone or refused now (relative paths)."""
+    cut: bool = False
+    """Some were left unread (`pending`) because the call's deadline came."""
 
 
 @dataclass(slots=True)
 class _Run:
-    """One `Settler.read`: where its reads go."""
+    """One `Settler.settle`: where its reads go."""
 
     root: Root
     known: Mapping[str, CorpusFile]
     """The root's files as indexed."""
     pending: set[str]
-    """The root's files still being written (see `RootState.pending`)."""
-    batch: Batch
-    take: Take
+    """The root's files still being written (see `RootSync.pending`)."""
+    found: Settled = field(default_factory=Settled)
     empty: list[tuple[FileRef, FileText]] = field(default_factory=list)
     """Files read empty, kept once they held still for a pause."""
 
@@ -64,20 +72,18 @@ class Settler:
         self._emptied: dict[Path, tuple[Stamp, float]] = {}
         """Files found empty: their stamp and when it was first seen so."""
 
-    def read(
+    def settle(
         self,
         root: Root,
         refs: list[FileRef],
         known: Mapping[str, CorpusFile],
         pending: set[str],
-        batch: Batch,
-        take: Take,
         deadline: float | None = None,
         busy: Callable[[], bool] = lambda: False,
-    ) -> bool:
-        """Read `refs` into `batch` (through `take`); a file skipped now is recorded as skipped, and
-        removed if it was indexed; a file still changing is left as it was (its relative path
-        added to `pending`).
+    ) -> Settled:
+        """`refs` read once they hold still: their texts; a file skipped now is said to be
+        skipped, and gone if it was indexed; a file still changing is left as it was (its
+        relative path added to `pending`).
 
         Files that changed since they were stat'd are read again together, after one pause per
         round for all of them (not one per file: under churn nearly every file of a batch is in
@@ -89,10 +95,10 @@ class Settler:
         a bulk change that has landed is read whole). No read waits at all for a file that was
         still changing at the last attempt and has changed again since (it is rewritten faster
         than it settles: a writer's loop, a log): it stays `pending`, and answers say its root is
-        changing. The files the deadline left unread are `pending` too; True when there were some.
+        changing. The files the deadline left unread are `pending` too (then `cut`).
         While someone waits for the root's lock (`busy`), no retry round pauses holding it: the
         files that changed under the reads stay `pending` for the next event or call."""
-        run = _Run(root, known, pending, batch, take)
+        run = _Run(root, known, pending)
         # Rewritten again since it was last found changing: rewritten faster than it settles (a
         # writer's loop, a log). Nobody waits for it, holding the root's lock the while; the next
         # event or call finds it still, and the watcher's quiet tick retries it (`retry_pending`).
@@ -100,13 +106,12 @@ class Settler:
         refs = [ref for ref in refs if ref.rel not in churning]
         hold_still(refs, self.settle_s)
         changing: list[FileRef] = []
-        cut = False
         for i, ref in enumerate(refs):
             if self.stopping.is_set():
                 break  # shutting down: stop reading (what was read is applied as usual)
             if changing and deadline is not None and time.monotonic() > deadline:
                 pending.update(r.rel for r in refs[i:])  # churn: the watcher or the next call reads them
-                cut = True
+                run.found.cut = True
                 break
             pending.discard(ref.rel)
             try:
@@ -129,10 +134,10 @@ class Settler:
             time.sleep(self.settle_s)
             for ref, text in run.empty:
                 if stamp_at(ref.path) == text.stamp:
-                    take(ref, text, known, batch)
+                    run.found.texts.append((ref, text))
                 else:
                     pending.add(ref.rel)
-        return cut
+        return run.found
 
     def _keep(self, run: _Run, ref: FileRef, text: FileText) -> None:
         """A settled read: into the batch, unless it reads empty (see `EMPTIED_S`)."""
@@ -151,7 +156,7 @@ class Settler:
             run.empty.append((ref, text))
             return
         self._emptied.pop(ref.path, None)
-        run.take(ref, text, run.known, run.batch)
+        run.found.texts.append((ref, text))
 
     def _read_settled(self, root: Root, ref: FileRef) -> FileText:
         """`read_text`, kept only if the file is still as `ref` saw it (a read in a pause of a
@@ -192,9 +197,9 @@ class Settler:
 def _refused(run: _Run, ref: FileRef, exc: NotInCorpus) -> None:
     """A file not served now: skipped with its reason (`Skipped`), or gone; out of the index."""
     if isinstance(exc, Skipped):
-        run.batch.skipped[ref.rel] = SkippedFile(run.root, ref.rel, exc.refusal)
+        run.found.skipped[ref.rel] = SkippedFile(run.root, ref.rel, exc.refusal)
     if ref.rel in run.known:
-        run.batch.removed.add(ref.rel)
+        run.found.gone.add(ref.rel)
 
 
 def still(ref: FileRef, settle_s: float) -> bool:
@@ -205,14 +210,14 @@ def still(ref: FileRef, settle_s: float) -> bool:
 @dataclass(frozen=True, slots=True)
 class Came:
     """When a call came, for its read-your-writes: a sweep serves it if it began after `at` and
-    left no file saved before `at_ns` for later (`RootState.seen_ns`)."""
+    left no file saved before `at_ns` for later (`RootSync.seen_ns`)."""
 
     at: float
     """`time.monotonic()`."""
     at_ns: int
     """`time.time_ns()`, to compare with files' times."""
     outside: bool = False
-    """Raise `Later` rather than pause for settling files while holding the root's lock."""
+    """Come back `Later` rather than pause for settling files while holding the root's lock."""
     look_ns: int | None = None
     """When the call's sweep first looked (under the root's lock): files saved before it are
     waited for, files saved after it and still settling are left for later (see `young`). Kept
@@ -223,14 +228,13 @@ class Came:
         return cls(time.monotonic(), time.time_ns(), outside)
 
 
-class Later(Exception):
+@dataclass(frozen=True, slots=True)
+class Later:
     """A call's files are still settling: wait `seconds` without the root's lock, then look again
-    (`came`: the call, its first look kept)."""
+    (`came`: the call, its first look kept). What a call's sweep gives back instead of a change."""
 
-    def __init__(self, seconds: float, came: Came) -> None:
-        super().__init__(f"files settle in {seconds:.3f} s")
-        self.seconds = seconds
-        self.came = came
+    seconds: float
+    came: Came
 
 
 @dataclass(frozen=True, slots=True)
@@ -250,9 +254,9 @@ def young(refs: list[FileRef], settle_s: float, look_ns: int, pending: set[str])
     """Sort a call's files (its sweep first looked at `look_ns`, `time.time_ns()`, after the call
     came): a file saved after the look and still settling is no part of the disk the call must
     see, unless it also changed before, which cannot be told; it is left unread
-    (`RootState.later`: the answer says its root is changing, and the watcher or the next call
+    (`RootSync.later`: the answer says its root is changing, and the watcher or the next call
     reads it). The others are read, once settled, but for the `pending` ones rewritten since they
-    were found changing, which nobody waits for (see `Settler.read`). A file dated in the future
+    were found changing, which nobody waits for (see `Settler.settle`). A file dated in the future
     is waited for at most `settle_s`."""
     now = time.time_ns()
     settle_ns = int(settle_s * 1e9)

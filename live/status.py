@@ -14,12 +14,11 @@ from pydantic import BaseModel, Field
 from pydantic.json_schema import SkipJsonSchema
 
 from corpus.names import printable
-from corpus.roots import Root
 from live.index import LiveIndex
-from live.store import CHANGING, Progress
 from live.watch import Watcher
-from retrieval.render.grammar import inline, utc, with_status
+from retrieval.render.grammar import condition_words, inline, utc, with_status
 from retrieval.render.schema import LastUpdate
+from retrieval.search.answer import RootCondition
 
 
 class Skip(BaseModel):
@@ -45,9 +44,14 @@ class RootStatus(BaseModel):
         "'changing' while its files change faster than they settle (answers come from the last complete update).",
     )
     skipped: list[Skip]
-    progress: SkipJsonSchema[Progress | None] = Field(default=None, exclude=True)
-    """The first indexing as it was when the report was made (`indexing` says it), for the text:
-    not part of the JSON."""
+    condition: SkipJsonSchema[RootCondition | None] = Field(default=None, exclude=True)
+    """The root's condition when the report was made (`indexing` says it), for the text: not
+    part of the JSON."""
+
+    @property
+    def building(self) -> RootCondition | None:
+        """The condition, while the root's first indexing runs."""
+        return self.condition if self.condition is not None and self.condition.building else None
 
 
 class WatcherStatus(BaseModel):
@@ -92,21 +96,20 @@ def report(live: LiveIndex, watcher: Watcher | None, started: float) -> StatusRe
         roots = []
         for root in live.roots:
             files = view.corpus.in_root(root)
-            # One lookup, and a copy: the indexer thread updates the root's progress as it reads.
-            progress = p.snapshot() if (p := live.state[root.label].progress) is not None else None
+            condition = live.condition(root)  # a record: the indexer thread goes on reading
             roots.append(
                 RootStatus(
                     label=root.label,
                     kind=root.kind.value,
                     path=printable(str(root.path)),
-                    present=live.state[root.label].present,
+                    present=live.syncs[root.label].present,
                     files=len(files),
                     pinned=sum(f.pinned for f in files),
                     sections=sum(view.library.sections.group_size(f.path) for f in files),
                     windows=sum(view.library.windows.group_size(f.path) for f in files),
-                    fresh_as_of=_utc(live.state[root.label].fresh_as_of),
-                    indexing=str(progress) if progress is not None else _changing(live, root),
-                    progress=progress,
+                    fresh_as_of=_utc(live.syncs[root.label].fresh_as_of),
+                    indexing=condition_words(condition) if condition is not None else None,
+                    condition=condition,
                     skipped=[
                         Skip(path=f"{s.root.label}/{s.rel}", reason=s.reason)
                         for s in view.corpus.skipped
@@ -135,7 +138,7 @@ def report(live: LiveIndex, watcher: Watcher | None, started: float) -> StatusRe
         )
     if live.last_error is not None:
         problems.append(f"the last index update failed: {inline(live.last_error)}")
-    indexing = any(r.progress is not None for r in roots)
+    indexing = any(r.building is not None for r in roots)
     state: Literal["healthy", "starting", "indexing", "not healthy"] = (
         "not healthy" if problems else "indexing" if indexing else "starting" if starting else "healthy"
     )
@@ -160,11 +163,6 @@ def report(live: LiveIndex, watcher: Watcher | None, started: float) -> StatusRe
     )
 
 
-def _changing(live: LiveIndex, root: Root) -> str | None:
-    """`changing` while the root's files are still changing (see `Store.changing`)."""
-    return CHANGING if live.changing([root]) else None
-
-
 def _utc(moment: float) -> str | None:
     return utc(moment) if moment > 0 else None
 
@@ -175,9 +173,9 @@ def _headline(status: StatusReport) -> str:
         return f"agents-context is NOT healthy: {'; '.join(status.problems)}. BM25 search enabled."
     if status.state == "indexing":
         going = ", ".join(
-            f"{r.label}: {r.progress}" + (" files read" if r.progress.counted else "")
+            f"{r.label}: {condition_words(c)}" + (" files read" if c.counted else "")
             for r in status.roots
-            if r.progress is not None
+            if (c := r.building) is not None
         )
         return f"agents-context is indexing ({going}); BM25 search enabled: answers are partial until it is done."
     if status.state == "starting":

@@ -1,6 +1,6 @@
 """One generation of the corpus and its library, behind one lock: what every answer reads
-(`view`) and the one place it changes (`apply`, a batch of one root as one generation; `adopt`,
-files packed by a worker process).
+(`view`) and the only two ways it changes (`apply`, a batch of one root as one generation;
+`adopt`, files packed elsewhere: by a worker process, or a root's cache entry at start-up).
 
 Readers take the view lock for the length of a search; an update waiting for it holds a
 turnstile, so back-to-back searches cannot starve the watcher's updates. Listeners are told of
@@ -14,17 +14,15 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
-from enum import Enum
+from dataclasses import dataclass
 
 from corpus.catalog import Change, Corpus
 from corpus.files import FileTable
 from corpus.identity import split_display
-from corpus.ignore import IgnoreRules
 from corpus.roots import Root
 from corpus.rules import PinSet
 from corpus.scan import SkippedFile
-from live.changes import Batch, Pass
+from live.changes import Batch
 from live.codec import Saved
 from retrieval.engine.library import Library
 from retrieval.engine.ranking import Ranking
@@ -47,128 +45,28 @@ class View:
 Listener = Callable[[Root, Change], None]
 
 
-class Phase(Enum):
-    """What a root's first indexing does (its value is how STATUS and `context_status` say it)."""
-
-    INDEXING = "indexing"
-    """Reading the files."""
-    CHECKING = "checking"
-    """Checking a cached index against the files' stat."""
-
-
-CHANGING = "changing"
-"""What a root whose files change faster than they settle is doing, as `indexing` says it after
-its label (`Store.changing`) and in `context_status`."""
 CHANGES_KEPT = 4096
 """Paths whose last change is told apart; past this many, the older changes are forgotten (a
 cold build of tldr added 38k paths, 1.3 MB kept for good, as any stream of new names would)."""
 
 
-@dataclass(slots=True)
-class Progress:
-    """A root's first indexing (or the check of its cached index), while it runs."""
-
-    done: int = 0
-    total: int = 0
-    """Files read and to read, once the files to read are known (0 until then)."""
-    phase: Phase = Phase.INDEXING
-
-    @property
-    def counted(self) -> bool:
-        """Whether the files to read are known, so it says how far it got (`done/total`)."""
-        return self.total > 0
-
-    def snapshot(self) -> Progress:
-        """A copy that stays as it is now (the indexer thread updates this one as it reads)."""
-        return replace(self)
-
-    def __str__(self) -> str:
-        """`done/total` once the files to read are known, else the phase: `indexing`, `checking`."""
-        return f"{self.done}/{self.total}" if self.counted else self.phase.value
-
-
-@dataclass(slots=True)
-class RootState:
-    """What the live index knows of one root."""
-
-    files: FileTable
-    """By relative path: the corpus's own map of the root's files (`Files.of`), changed only by
-    `Store` (under its lock), read under the root's lock."""
-    skipped: dict[str, SkippedFile] = field(default_factory=dict)
-    present: bool = True
-    fresh_as_of: float = 0.0
-    dirty: bool = True
-    """Changed since the root's cache entry was written (or there is none)."""
-    progress: Progress | None = None
-    """How far the root's first indexing (background) has got; None once it is done."""
-    rules: IgnoreRules | None = None
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    """Held by a sweep, refresh or patrol step of the root: updates to one root are serialised."""
-    waiting: int = 0
-    """Sweeps and refreshes waiting for `lock` (patrol steps give way to them)."""
-    missed: float = 0.0
-    """When a call last answered without bringing the root up to date (see `Store.missed`)."""
-    pending: set[str] = field(default_factory=set)
-    """Relative paths still being written at the last attempt to read them: left as indexed until
-    the next event or call reads them (`live.settle`)."""
-    later: set[str] = field(default_factory=set)
-    """Relative paths saved after the call whose sweep found them came, and still settling then:
-    left as indexed, not waited for (`Reader.now_or_later`), unlike `pending` never found changing."""
-    swept: float = 0.0
-    """When the last whole stat sweep of the root began (`time.monotonic()`): a call that came
-    before it needs no sweep of its own (`LiveIndex.sweep`)..."""
-    seen_ns: int = 0
-    """...if every file saved before the call came was read by it (or is `pending`, `later`): the
-    sweep's look (`time.time_ns()`), before which it left no file for later."""
-    patrol: Pass | None = None
-    _guard: threading.Lock = field(default_factory=threading.Lock)
-    """Guards `waiting`."""
-
-    @contextmanager
-    def updating(self, deadline: float | None = None) -> Iterator[bool]:
-        """The update lock: True once held; False when it stayed busy until `deadline` (a
-        `time.monotonic()` moment; None waits as long as it takes). Patrol steps stand aside while
-        one of these waits (a step takes the lock only when nobody is waiting for it), so a
-        watcher's rescan is never starved by steps asked for by back-to-back calls."""
-        with self._guard:
-            self.waiting += 1
-        try:
-            held = self.lock.acquire(timeout=-1 if deadline is None else max(0.0, deadline - time.monotonic()))
-        finally:
-            with self._guard:
-                self.waiting -= 1
-        if not held:
-            yield False
-            return
-        try:
-            yield True
-        finally:
-            self.lock.release()
-
-    @property
-    def changing(self) -> bool:
-        """Files still being written, or a call answered without catching up since the root was
-        last fresh (see `Store.missed`)."""
-        return bool(self.pending or self.later) or self.missed > self.fresh_as_of
-
-
 class Store:
-    """The corpus snapshot, its library and policy, the generation, and what is known of each root."""
+    """The corpus snapshot, its library and policy, the generation, and the listeners. What else
+    is known of each root, and when it is updated, is `live.sync.RootSync`'s."""
 
     def __init__(self, roots: Sequence[Root], pins: PinSet | None, max_bytes: int, ranking: Ranking) -> None:
         self.roots = list(roots)
         self.corpus = Corpus(self.roots, PinSet() if pins is None else pins, max_bytes, explicit_pins=pins is not None)
         self.library = Library(ranking)
         self.policy = Policy(self.library)
-        self.state = {r.label: RootState(self.corpus.files.of(r.label)) for r in self.roots}
+        self.skipped: dict[str, dict[str, SkippedFile]] = {r.label: {} for r in self.roots}
+        """Each root's files not served, with why, by relative path (`corpus.skipped` sorted)."""
         self.generation = 0
         self.last_change: Change | None = None
         self.last_error: str | None = None
         self.warnings: list[str] = []
         """Mistakes in how the server was set up, found at start (a `--root` that is a whole project)."""
         self.listeners: list[Listener] = []
-        self.on_change: Callable[[Root], None] | None = None
-        """Told of each root an update changed (after the start-up build): the idle cache saves."""
         self._lock = threading.Lock()
         self._turnstile = threading.Lock()
         self._changed_in: dict[str, int] = {}
@@ -180,13 +78,10 @@ class Store:
     def agents_roots(self) -> list[Root]:
         return self.corpus.agents_roots
 
-    def building(self, root: Root) -> bool:
-        """Whether the root's first indexing (in the background) is still running."""
-        return self.state[root.label].progress is not None
-
     def files_of(self, root: Root) -> FileTable:
-        """The root's indexed files by relative path."""
-        return self.state[root.label].files
+        """The root's indexed files by relative path: the corpus's own table, changed only here
+        (under the lock, by an update holding the root's update lock)."""
+        return self.corpus.files.of(root.label)
 
     @contextmanager
     def view(self) -> Iterator[View]:
@@ -203,37 +98,6 @@ class Store:
         with self._turnstile, self._lock:
             yield
 
-    def indexing(self, roots: Iterable[Root]) -> list[str]:
-        """`label:done/total` for each of these roots whose first indexing is still running."""
-        return [f"{r.label}:{p}" for r in roots if (p := self.state[r.label].progress) is not None]
-
-    def fresh_since(self, roots: Iterable[Root]) -> float | None:
-        """The moment up to which every change in `roots` is reflected (the oldest root's), among
-        the roots indexed once; None while none of them is (never the epoch)."""
-        moments = [self.state[r.label].fresh_as_of for r in roots]
-        if not moments:
-            return time.time()
-        indexed = [m for m in moments if m > 0]
-        return min(indexed) if indexed else None
-
-    def mark_fresh(self, root: Root, moment: float) -> None:
-        if not self.building(root):  # a root still being read is not fresh as of anything
-            state = self.state[root.label]
-            state.fresh_as_of = max(state.fresh_as_of, moment)
-
-    def missed(self, root: Root, moment: float) -> None:
-        """A call at `moment` answered without bringing `root` up to date (its update lock stayed
-        busy, or the files behind its hits kept changing): the root is `changing` until it is
-        fresh as of a later moment."""
-        state = self.state[root.label]
-        state.missed = max(state.missed, moment)
-
-    def changing(self, roots: Iterable[Root]) -> list[str]:
-        """`label:changing` for each of these roots whose files are still changing: a file left as
-        it was because it was being written, or a call that answered without catching up (see
-        `missed`). Answers from them are the freshest complete generation, marked partial."""
-        return [f"{r.label}:{CHANGING}" for r in roots if not self.building(r) and self.state[r.label].changing]
-
     def changed_after(self, paths: Iterable[str], generation: int) -> bool:
         """Whether any of these display paths changed in a generation after `generation`; always
         true for a generation before the changes still told apart (the caller looks again)."""
@@ -245,9 +109,9 @@ class Store:
 
     def apply(self, root: Root, batch: Batch) -> Change:
         """One batch of one root as one generation (none if it changed no file's content)."""
-        state = self.state[root.label]
+        skipped = self.skipped[root.label]
         with self.writing():
-            mine = state.files
+            mine = self.files_of(root)
             before = {rel for rel in batch.files if rel in mine}
             for rel in batch.removed:
                 mine.pop(rel, None)
@@ -256,41 +120,42 @@ class Store:
             if batch.prepared or removed:
                 self.library.apply({**batch.prepared, **dict.fromkeys(removed)})
             for rel in batch.unskipped:
-                state.skipped.pop(rel, None)
-            state.skipped.update(batch.skipped)
+                skipped.pop(rel, None)
+            skipped.update(batch.skipped)
             change = Change(
                 added=frozenset(p for p in batch.prepared if split_display(p)[1] not in before),
                 changed=frozenset(p for p in batch.prepared if split_display(p)[1] in before),
                 removed=frozenset(removed),
                 at=time.time(),
             )
-            self._changed(root, change)
-        if change.count:
-            for listener in list(self.listeners):
-                listener(root, change)
+            self._changed(change)
+        self._tell(root, change)
         return change
 
-    def adopt(self, root: Root, restored: Saved, skipped: Iterable[SkippedFile] = ()) -> Change:
+    def adopt(self, root: Root, saved: Saved, skipped: Iterable[SkippedFile] = (), counted: bool = True) -> Change:
         """Files not indexed yet, read, chunked and tokenized elsewhere (a worker process, see
-        `live.workers`), packed: added as one generation, as `apply` adds files."""
-        state = self.state[root.label]
+        `live.workers`), packed: added as one generation, as `apply` adds files. Not `counted`:
+        the cache entry a root starts from, before anyone asks (no new generation, nobody told)."""
         with self.writing():
-            added = state.files.adopt(restored.files)  # no record made for each file
-            self.library.unpack((restored.sections, restored.windows, restored.links))
+            added = self.files_of(root).adopt(saved.files)  # no record made for each file
+            self.library.unpack((saved.sections, saved.windows, saved.links))
             change = Change(added=frozenset(added), at=time.time())
-            state.skipped.update({s.rel: s for s in skipped})
-            self._changed(root, change)
-        if change.count:
-            for listener in list(self.listeners):
-                listener(root, change)
+            self.skipped[root.label].update({s.rel: s for s in skipped})
+            if counted:
+                self._changed(change)
+        if counted:
+            self._tell(root, change)
         return change
 
-    def _changed(self, root: Root, change: Change) -> None:
+    def merge_segments(self) -> None:
+        """After a read in chunks: one segment per chunk, which every query would pay for, merged into one."""
+        with self.writing():
+            self.library.merge_all()
+
+    def _changed(self, change: Change) -> None:
         """Bookkeeping of an update (under the lock): skipped files, the generation, the last error."""
-        state = self.state[root.label]
         self.corpus.skipped = sorted(
-            (s for r in self.roots for s in self.state[r.label].skipped.values()),
-            key=lambda s: (s.root.label, s.rel),
+            (s for r in self.roots for s in self.skipped[r.label].values()), key=lambda s: (s.root.label, s.rel)
         )
         if change.count:
             self.generation += 1
@@ -299,10 +164,13 @@ class Store:
             if len(self._changed_in) > CHANGES_KEPT:
                 self._changed_in.clear()
                 self._forgotten = self.generation
-            state.dirty = True
-            if not self.building(root) and self.on_change is not None:
-                self.on_change(root)
         self.last_error = None
+
+    def _tell(self, root: Root, change: Change) -> None:
+        """The listeners, of an update that changed something (after the lock is released)."""
+        if change.count:
+            for listener in list(self.listeners):
+                listener(root, change)
 
     def failed(self, root: Root, exc: Exception) -> Change:
         """An update that raised: say so (`last_error`), and keep serving the last generation."""

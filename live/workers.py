@@ -13,6 +13,7 @@ a chunk whose worker fails is read by the server as before.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import pickle
 import queue
@@ -31,7 +32,7 @@ from corpus.errors import NotInCorpus
 from corpus.read import Changing, Refusal, Skipped, read_text
 from corpus.roots import Root
 from corpus.rules import PinSet
-from corpus.scan import FileRef
+from corpus.scan import FileRef, SkippedFile
 from live import codec
 from live.changes import holds_text
 from live.settle import hold_still
@@ -40,6 +41,7 @@ from retrieval.engine.memory import release_free_memory
 from retrieval.engine.ranking import Ranking
 
 T = TypeVar("T")
+log = logging.getLogger("agents_context.index")
 
 PARALLEL_FILES = 6000
 """A read of at least this many files not indexed yet goes to worker processes (below it, starting
@@ -257,3 +259,47 @@ def read_part(root: Root, refs: list[FileRef], max_bytes: int, settle_s: float, 
     paths = [f.path for f in files]
     packed = codec.arrays(root, PART, codec.Saved(files, *library.pack(paths)))
     return Part(packed, unread, skipped)
+
+
+@dataclass(slots=True)
+class Packed:
+    """One chunk of a shared read as it came back."""
+
+    refs: list[FileRef]
+    saved: codec.Saved | None
+    """Its files and their units, packed; None when its worker failed (then all are `unread`)."""
+    skipped: list[SkippedFile]
+    unread: list[FileRef]
+    """The files left to this process: changing, empty, or in a chunk whose worker failed."""
+
+
+def shared(
+    root: Root, parts: list[list[FileRef]], max_bytes: int, settle_s: float, ranking: Ranking
+) -> Iterator[Packed]:
+    """`parts` (files of `root` not indexed yet) read by worker processes, each chunk as it comes
+    back; each part is emptied once sent (the walk's records go with it). With no processes to
+    be had, every chunk comes back unread."""
+    trails: codec.Trails = {}  # one tuple per trail, shared by every chunk's units
+
+    def call(part: list[FileRef]) -> bytes:
+        return pickle.dumps((read_part, (root, part, max_bytes, settle_s, ranking)), protocol=pickle.HIGHEST_PROTOCOL)
+
+    try:
+        pool = Pool(min(workers(), len(parts)))
+    except Exception as exc:  # no processes to be had (no interpreter to start, no room): read here
+        log.warning("could not start worker processes (%s); reading %s here", exc, root.label)
+        yield from (Packed(part, None, [], part) for part in parts)
+        return
+    with pool:
+        for part, answer in pool.read(parts, call):
+            try:
+                if isinstance(answer, Failed):
+                    raise answer
+                saved = codec.restore(root, PART, answer.arrays, trails)
+            except Exception as exc:  # a worker that failed or sent something unusable: read its chunk here
+                log.warning("a worker failed on %d files of %s (%s); reading them here", len(part), root.label, exc)
+                yield Packed(part, None, [], part)
+                continue
+            left = set(answer.unread)
+            skipped = [SkippedFile(root, rel, refusal) for rel, refusal in answer.skipped]
+            yield Packed(part, saved, skipped, [ref for ref in part if ref.rel in left])

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from corpus.names import shorten
 
 if TYPE_CHECKING:
-    from retrieval.search.answer import Freshness
+    from retrieval.search.answer import Freshness, RootCondition
 
 ECHO_CHARS = 200
 """A query quoted back in a miss line is cut to this many characters (the budget must hold)."""
@@ -124,6 +124,20 @@ def freshness_fields(fresh: Freshness) -> dict[str, object]:
     if fresh.last is not None:
         fields["changed"] = fresh.last.count
     return fields
+
+
+def condition_words(condition: RootCondition) -> str:
+    """How far a root's first indexing got (`12/30` once the files to read are known, else its
+    phase: `indexing`, `checking`), or `changing`: the STATUS `indexing` value after its label,
+    and `context_status`'s `indexing`."""
+    if condition.phase is not None:
+        return f"{condition.done}/{condition.total}" if condition.counted else condition.phase.value
+    return "changing"
+
+
+def conditions_field(conditions: tuple[RootCondition, ...]) -> str:
+    """The STATUS `indexing` value: `label:12/30,label:changing`."""
+    return ",".join(f"{c.label}:{condition_words(c)}" for c in conditions)
 
 
 def escape_attribute(value: str, limit: int | None = None) -> str:

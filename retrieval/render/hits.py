@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from corpus.names import shorten
 from retrieval.render.grammar import (
     MAX_ATTRIBUTE_CHARS,
+    condition_words,
+    conditions_field,
     echo,
     escape_attribute,
     freshness_fields,
@@ -36,6 +38,7 @@ from retrieval.search.answer import (
     Freshness,
     Method,
     Miss,
+    RootCondition,
     SearchRequest,
     clamp,
 )
@@ -112,7 +115,7 @@ class Status:
     next_offset: int | None
     partial: bool
     dropped: tuple[str, ...] = ()
-    indexing: tuple[str, ...] = ()
+    indexing: tuple[RootCondition, ...] = ()
     clipped: bool = False
     freshness: Freshness | None = None
     gen_changed: bool = False
@@ -149,7 +152,7 @@ class Status:
         if self.partial:
             fields["partial"] = 1
         if self.indexing:
-            fields["indexing"] = ",".join(self.indexing)
+            fields["indexing"] = conditions_field(self.indexing)
         if self.clipped:
             fields["clipped"] = 1
         if self.freshness:
@@ -427,7 +430,7 @@ def _result(answer: Answer, page: Page, status: Status, texts: Sequence[str]) ->
         omitted=status.omitted,
         next_offset=status.next_offset,
         partial=status.partial,
-        indexing=list(status.indexing),
+        indexing=[f"{c.label}:{condition_words(c)}" for c in status.indexing],
         elapsed_ms=answer.elapsed_ms,
         generation=fresh.generation if fresh else None,
         fresh_as_of=utc(fresh.fresh_as_of) if fresh and fresh.fresh_as_of is not None else None,

@@ -1,7 +1,7 @@
 """What a search is asked (`SearchRequest`, its `SearchKind` and `Scope`) and the one typed result
-it produces (`Answer`,
-with its `Freshness`, the `Method` that answered and, when nothing matched, the `Miss`): the text
-body and the structured content are both rendered from it."""
+it produces (`Answer`, with its `Freshness` and each partial root's `RootCondition`, the `Method`
+that answered and, when nothing matched, the `Miss`): the text body and the structured content
+are both rendered from it."""
 
 from __future__ import annotations
 
@@ -158,6 +158,40 @@ class Scope:
         return True
 
 
+class Phase(Enum):
+    """What a root's first indexing does (its value is how STATUS and `context_status` say it)."""
+
+    INDEXING = "indexing"
+    """Reading the files."""
+    CHECKING = "checking"
+    """Checking a cached index against the files' stat."""
+
+
+@dataclass(frozen=True, slots=True)
+class RootCondition:
+    """Why answers from a root are partial: its first indexing runs (`phase`, with `done` of
+    `total` files read once they are known), or its files change faster than they settle
+    (`changing`: answers come from the last complete generation). Said as `label:12/30`,
+    `label:checking` or `label:changing` only where it is rendered (`retrieval.render.grammar`)."""
+
+    label: str
+    phase: Phase | None = None
+    """None once the root's first indexing is done."""
+    done: int = 0
+    total: int = 0
+    """0 until the files to read are known."""
+    changing: bool = False
+
+    @property
+    def building(self) -> bool:
+        return self.phase is not None
+
+    @property
+    def counted(self) -> bool:
+        """Whether the files to read are known, so it says how far it got (`done/total`)."""
+        return self.total > 0
+
+
 @dataclass(frozen=True, slots=True)
 class Freshness:
     """How current an answer is: the STATUS fields `gen`, `fresh_as_of` and `changed`."""
@@ -167,8 +201,9 @@ class Freshness:
     """None while no searched root has been indexed once (then `indexing` names them)."""
     last: Change | None = None
     """The last update applied (None if nothing changed since start-up)."""
-    indexing: tuple[str, ...] = ()
-    """`label:done/total` of each searched root still being indexed (the answer is partial)."""
+    indexing: tuple[RootCondition, ...] = ()
+    """Each searched root still being indexed, then each whose files are still changing (the
+    answer is partial)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

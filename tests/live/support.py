@@ -8,11 +8,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from corpus.roots import make_roots
-from live import reading, texts
+from corpus.roots import Root, make_roots
+from live import sync, texts
 from live.cache import IndexCache
 from live.index import LiveIndex
 from retrieval.engine.ranking import DEFAULT
+from retrieval.render.grammar import condition_words
 
 QUERIES = ["alpha", "beta gamma", "delta delta epsilon", "zeta eta theta iota", "heading"]
 
@@ -27,6 +28,16 @@ def ranked(live: LiveIndex, query: str) -> list[tuple[str, int | None, float]]:
         sections = view.library.sections.search(terms, 1000)
         windows = view.library.windows.search(terms, 1000)
     return [(h.payload.id, h.payload.chunk_id, h.score) for h in (*sections, *windows)]
+
+
+def changing(live: LiveIndex, roots: Sequence[Root]) -> list[str]:
+    """The roots whose files are still changing, as STATUS's `indexing` names them."""
+    return [f"{c.label}:{condition_words(c)}" for c in live.conditions(roots) if c.changing]
+
+
+def indexing(live: LiveIndex, roots: Sequence[Root]) -> list[str]:
+    """The roots still being indexed, as STATUS's `indexing` says how far each got."""
+    return [f"{c.label}:{condition_words(c)}" for c in live.conditions(roots) if c.building]
 
 
 def doc(rng_words: Sequence[str], heading: str) -> str:
@@ -70,7 +81,7 @@ def assert_like_fresh(live: LiveIndex, agents: Path, docs: Path | None) -> None:
 def big_docs_tree(make_tree: Callable[..., Path]) -> tuple[Path, Path, int]:
     """A small .AGENTS and a docs root of one chunk and a bit more: read in two batches."""
     agents = make_tree({"overview.md": "# Overview\n\nhi\n", "rules.md": "# Rules\n\nalpha rules\n"})
-    n = reading.CHUNK + 150
+    n = sync.CHUNK + 150
     docs = make_tree({f"d{i:05d}.md": f"# Doc {i}\n\nalpha word{i}\n" for i in range(n)}, name="big")
     return agents, docs, n
 

@@ -12,7 +12,7 @@ from corpus.roots import RootKind, make_roots
 from live import texts
 from live.answering import now, read, search
 from live.index import LiveIndex
-from retrieval.search.answer import WINDOWS, Answer, SearchRequest
+from retrieval.search.answer import WINDOWS, Answer, RootCondition, SearchRequest
 from tests.conftest import DEPLOY, SECURITY
 
 TREE = {
@@ -144,10 +144,10 @@ def test_hits_whose_file_cannot_be_updated_in_time_are_answered_and_marked_chang
     under churn): the search answers after its budget from the last complete generation, with the
     root marked changing, instead of waiting; once an update catches up the mark goes."""
     (agents / "services" / "deploy.md").write_text(DEPLOY + "\nThe zebra switch moved.\n")
-    with live.state[".AGENTS"].lock:
+    with live.syncs[".AGENTS"].lock:
         answer = ask(live, "zebra")
     assert hits(answer) == [".AGENTS/services/deploy.md:3"]
-    assert answer.freshness is not None and answer.freshness.indexing == (".AGENTS:changing",)
+    assert answer.freshness is not None and answer.freshness.indexing == (RootCondition(".AGENTS", changing=True),)
     live.sweep(live.roots[0])
     answer = ask(live, "zebra")
     assert answer.freshness is not None and answer.freshness.indexing == ()

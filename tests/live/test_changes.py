@@ -7,16 +7,17 @@ from collections.abc import Callable
 from pathlib import Path
 
 from corpus.roots import Root, make_roots
-from live.index import PATROL_S, LiveIndex
+from live.index import LiveIndex
+from live.sync import PATROL_S
 from tests.live.support import QUERIES, WORDS, doc, ranked
 
 
 def one_pass(live: LiveIndex, root: Root, budget_s: float = PATROL_S) -> int:
     """Patrol steps until the root's fresh_as_of moves (a pass is complete); how many it took."""
-    started = live.state[root.label].fresh_as_of
+    started = live.syncs[root.label].fresh_as_of
     for steps in range(1, 100):
         live.patrol(root, budget_s)
-        if live.state[root.label].fresh_as_of != started:
+        if live.syncs[root.label].fresh_as_of != started:
             return steps
     raise AssertionError("the patrol pass never ended")
 

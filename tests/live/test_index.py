@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 from corpus.catalog import Change
 from corpus.read import SkipKind
 from corpus.roots import make_roots
-from live import index as live_module
-from live import reading
+from live import changes as live_module
+from live import sync as reading
 from live.changes import swept
 from live.index import LiveIndex
 from live.settle import Came
@@ -30,7 +30,9 @@ from tests.live.support import (
     WORDS,
     assert_like_fresh,
     big_docs_tree,
+    changing,
     doc,
+    indexing,
     open_live,
     ranked,
 )
@@ -190,11 +192,11 @@ def test_a_root_that_disappears_empties_the_index_until_it_returns(make_tree: Ca
     (r,) = live.roots
     shutil.rmtree(root)
     assert live.sweep(r).removed == {".AGENTS/a.md"}
-    assert live.state[".AGENTS"].present is False and ranked(live, "alpha") == []
+    assert live.syncs[".AGENTS"].present is False and ranked(live, "alpha") == []
     root.mkdir()
     (root / "b.md").write_text("# B\n\nalpha again\n")
     assert live.sweep(r).added == {".AGENTS/b.md"}
-    assert live.state[".AGENTS"].present is True
+    assert live.syncs[".AGENTS"].present is True
 
 
 def test_verify_catches_edits_and_deletions_behind_hits(make_tree: Callable[..., Path]) -> None:
@@ -241,7 +243,7 @@ def test_background_indexing_answers_from_what_is_ready_marked_partial(
     live = open_live(agents, docs, cache_dir, background=True, progress=progress)
     try:
         assert at_boundary.wait(60)
-        assert live.indexing(live.roots) == [f"big:{reading.CHUNK}/{n}"]
+        assert indexing(live, live.roots) == [f"big:{reading.CHUNK}/{n}"]
         assert len(live.corpus.in_root(live.roots[1])) == reading.CHUNK  # the first chunk is searchable
         assert [u for u, _, _ in ranked(live, "rules")] == [".AGENTS/rules.md:1", ".AGENTS/rules.md#0"]
         assert len(list(cache_dir.glob("*.index"))) == 1  # the .AGENTS entry: a half-read root is not cached
@@ -249,7 +251,7 @@ def test_background_indexing_answers_from_what_is_ready_marked_partial(
         release.set()
     assert live.indexer is not None
     live.indexer.join(60)
-    assert live.indexing(live.roots) == []
+    assert indexing(live, live.roots) == []
     assert len(live.corpus.in_root(live.roots[1])) == n
     assert f"indexing big: {n}/{n} files read" in messages
     # Read in two chunks, then merged: one segment per index, as a bulk build has.
@@ -282,17 +284,17 @@ def test_a_call_past_its_deadline_leaves_changing_files_as_indexed_and_says_so(
     root = make_tree({"a.md": "# A\n\nalpha\n", "b.md": "# B\n\nbeta\n"})
     live = LiveIndex(make_roots([root]))
     (r,) = live.roots
-    fresh = live.state[r.label].fresh_as_of
+    fresh = live.syncs[r.label].fresh_as_of
     (root / "a.md").write_text("# A\n\ngamma gamma\n")
     rewritten_after_the_stat(monkeypatch, "swept", "# A\n\ndelta delta delta\n")
     live.sweep(r, time.monotonic())  # no time left to pause
     assert ranked(live, "alpha") and not ranked(live, "gamma") and not ranked(live, "delta")
-    assert live.changing(live.roots) == [".AGENTS:changing"]
-    assert live.state[r.label].fresh_as_of == fresh  # a change left unread: not fresh as of this sweep
+    assert changing(live, live.roots) == [".AGENTS:changing"]
+    assert live.syncs[r.label].fresh_as_of == fresh  # a change left unread: not fresh as of this sweep
     monkeypatch.undo()
     live.sweep(r)
     assert ranked(live, "delta") and not ranked(live, "alpha")
-    assert live.changing(live.roots) == [] and live.state[r.label].fresh_as_of > fresh
+    assert changing(live, live.roots) == [] and live.syncs[r.label].fresh_as_of > fresh
 
 
 def test_a_file_left_mid_write_that_goes_away_is_no_longer_changing(
@@ -308,13 +310,13 @@ def test_a_file_left_mid_write_that_goes_away_is_no_longer_changing(
     rewritten_after_the_stat(monkeypatch, "refreshed", "# New\n\ngamma, still being written\n")
     live.sweep(root, time.monotonic())
     live.refresh(docs_root, [docs / "new.md"], time.monotonic())
-    assert live.changing(live.roots) == [".AGENTS:changing", "docs:changing"]
+    assert changing(live, live.roots) == [".AGENTS:changing", "docs:changing"]
     monkeypatch.undo()
     (agents / "new.md").unlink()  # the save never finished: the file went
     (docs / "new.md").unlink()
     live.sweep(root)
     live.retry_pending()  # what the watcher does after every batch
-    assert live.changing(live.roots) == [] and not ranked(live, "gamma")
+    assert changing(live, live.roots) == [] and not ranked(live, "gamma")
 
 
 def test_a_call_waits_for_a_busy_root_only_until_its_budget_is_spent(make_tree: Callable[..., Path]) -> None:
@@ -325,18 +327,18 @@ def test_a_call_waits_for_a_busy_root_only_until_its_budget_is_spent(make_tree: 
     live = LiveIndex(make_roots([root]))
     (r,) = live.roots
     (root / "a.md").write_text("# A\n\nbeta beta\n")
-    with live.state[r.label].lock:  # another update of the root, under way
+    with live.syncs[r.label].lock:  # another update of the root, under way
         started = time.monotonic()
         live.catch_up(lambda _: True, budget_s=0.1)
         waited = time.monotonic() - started
-        assert ranked(live, "alpha") and live.changing(live.roots) == [".AGENTS:changing"]
+        assert ranked(live, "alpha") and changing(live, live.roots) == [".AGENTS:changing"]
         with live.view() as view:
             hits = served(view.library, WINDOWS).search(RetrievalRequest("alpha", 5)).docs
         assert live.verify((d.unit for d in hits), live.generation, time.monotonic() + 0.1) is True  # stale, unfixed
     assert waited < 5.0  # generous: the budget is 0.1 s (it waited as long as the other update before)
     live.catch_up(lambda _: True)
     assert ranked(live, "beta") and not ranked(live, "alpha")
-    assert live.changing(live.roots) == []
+    assert changing(live, live.roots) == []
 
 
 def test_past_its_deadline_a_call_reads_a_landed_bulk_change_whole_but_stops_under_churn(
@@ -352,7 +354,7 @@ def test_past_its_deadline_a_call_reads_a_landed_bulk_change_whole_but_stops_und
     for path in root.glob("*.md"):
         path.write_text(path.read_text() + "checked out\n")
     assert len(live.sweep(r, time.monotonic()).changed) == 30
-    assert live.changing(live.roots) == []
+    assert changing(live, live.roots) == []
     for path in root.glob("*.md"):
         path.write_text(path.read_text() + "churned\n")
 
@@ -366,10 +368,10 @@ def test_past_its_deadline_a_call_reads_a_landed_bulk_change_whole_but_stops_und
     monkeypatch.setattr(live_module, "swept", first_rewritten)
     live.sweep(r, time.monotonic())
     assert not any("churned" in f.text for f in live.corpus.files.values())  # f00 changing, the rest unread
-    assert live.changing(live.roots) == [".AGENTS:changing"]
+    assert changing(live, live.roots) == [".AGENTS:changing"]
     monkeypatch.undo()
     assert len(live.sweep(r).changed) == 30
-    assert live.changing(live.roots) == []
+    assert changing(live, live.roots) == []
 
 
 def test_calls_that_came_before_a_sweep_began_share_it(make_tree: Callable[..., Path]) -> None:
@@ -398,12 +400,11 @@ def test_a_call_waits_for_its_files_to_settle_without_holding_the_root(make_tree
     call = threading.Thread(target=live.catch_up, args=(lambda _: True, 10.0))
     call.start()
     time.sleep(0.3)  # the call is pausing for the file now (2 s)
-    held = live.state[r.label].lock.acquire(timeout=1.0)
-    assert held, "the call paused holding the root's lock"
-    live.state[r.label].lock.release()
+    with live.syncs[r.label].lock.held(time.monotonic() + 1.0) as held:
+        assert held, "the call paused holding the root's lock"
     call.join(timeout=30)
     assert ranked(live, "beta") and not ranked(live, "alpha")  # read-your-writes all the same
-    assert live.changing(live.roots) == []
+    assert changing(live, live.roots) == []
 
 
 def came_and_looked() -> Came:
@@ -431,10 +432,10 @@ def test_a_call_does_not_wait_for_a_file_saved_after_it_looked(make_tree: Callab
     live.sweep(r, time.monotonic() + 30, came)
     assert live.corpus.files[".AGENTS/b.md"].text == "# B\n\nbefore the call\n"
     assert live.corpus.files[".AGENTS/a.md"].text == "# A\n\nalpha\n"
-    assert live.changing(live.roots) == [".AGENTS:changing"]
+    assert changing(live, live.roots) == [".AGENTS:changing"]
     live.sweep(r)  # not a call's: waits for the file to hold still, and reads it
     assert live.corpus.files[".AGENTS/a.md"].text == "# A\n\nsaved after the call came\n"
-    assert live.changing(live.roots) == []
+    assert changing(live, live.roots) == []
 
 
 def test_a_sweep_that_left_a_file_for_later_serves_no_call_that_came_after_it_was_saved(
@@ -453,4 +454,4 @@ def test_a_sweep_that_left_a_file_for_later_serves_no_call_that_came_after_it_wa
     assert live.corpus.files[".AGENTS/a.md"].text == "# A\n\nalpha\n"  # left for later
     live.sweep(r, time.monotonic() + 30, second)  # that sweep began after it came, all the same
     assert live.corpus.files[".AGENTS/a.md"].text == "# A\n\nsaved between the two calls\n"
-    assert live.changing(live.roots) == []
+    assert changing(live, live.roots) == []

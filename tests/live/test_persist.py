@@ -76,7 +76,7 @@ def test_exit_writes_only_small_roots_and_stops_a_background_read_promptly(
     closing.join(60)
     assert not closing.is_alive()
     assert live.indexer is not None and not live.indexer.is_alive()
-    assert live.state["big"].progress is not None  # the read was cut short, not finished...
+    assert live.syncs["big"].progress is not None  # the read was cut short, not finished...
     assert len(list(cache_dir.glob("*.index"))) == 1  # ...and not cached; the changed .AGENTS root is
 
     def spoiled(self: Settler, root: Any, ref: Any) -> Any:

@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 
 from corpus.roots import make_roots
-from live import index as live_module
+from live import changes as live_module
 from live import settle
 from live.changes import swept
 from live.index import LiveIndex
-from tests.live.support import ranked
+from tests.live.support import changing, ranked
 
 WRITER = """
 import os, sys, time
@@ -122,7 +122,7 @@ def test_files_changed_since_their_stat_are_read_again_after_one_pause_for_all(
     assert len(live.sweep(r).changed) == 40
     assert all(f.text.endswith("edited\nnewer words\n") for f in live.corpus.files.values())
     assert len(pauses) <= 2, pauses  # the settle wait, then one retry round for all 40
-    assert live.changing(live.roots) == []
+    assert changing(live, live.roots) == []
 
 
 def test_no_retry_round_pauses_holding_a_root_someone_waits_for(
@@ -147,16 +147,16 @@ def test_no_retry_round_pauses_holding_a_root_someone_waits_for(
     pauses: list[float] = []
     monkeypatch.setattr(live_module, "swept", walk_then_write)
     monkeypatch.setattr(settle, "time", SimpleNamespace(time=time.time, monotonic=time.monotonic, sleep=pauses.append))
-    live.state[r.label].waiting = 1  # someone waits for the root's lock
+    live.syncs[r.label].lock.waiting = 1  # someone waits for the root's lock
     live.sweep(r)
     assert live.corpus.files[".AGENTS/a.md"].text == "# A\n\nold words\n"
-    assert live.state[r.label].pending == {"a.md"} and live.changing(live.roots) == [".AGENTS:changing"]
+    assert live.syncs[r.label].pending == {"a.md"} and changing(live, live.roots) == [".AGENTS:changing"]
     assert len(pauses) <= 1, pauses  # the settle wait at most, no retry round
-    live.state[r.label].waiting = 0
+    live.syncs[r.label].lock.waiting = 0
     monkeypatch.undo()
     live.sweep(r)
     assert live.corpus.files[".AGENTS/a.md"].text == "# A\n\nedited\nnewer words\n"
-    assert live.changing(live.roots) == []
+    assert changing(live, live.roots) == []
 
 
 def test_a_file_rewritten_again_since_it_was_found_changing_is_not_waited_for(make_tree: Callable[..., Path]) -> None:
@@ -166,12 +166,12 @@ def test_a_file_rewritten_again_since_it_was_found_changing_is_not_waited_for(ma
     root = make_tree({"log.md": "# Log\n\nfirst entry\n"})
     live = LiveIndex(make_roots([root]), settle_s=2.0)  # "rewritten since" = within the last 2 s here
     (r,) = live.roots
-    state = live.state[r.label]
+    state = live.syncs[r.label]
     (root / "log.md").write_text("# Log\n\nsecond entry\n")
     state.pending.add("log.md")  # the last attempt found it changing
     live.sweep(r)
     assert live.corpus.files[".AGENTS/log.md"].text == "# Log\n\nfirst entry\n"
-    assert state.pending == {"log.md"} and live.changing([r]) == [".AGENTS:changing"]
+    assert state.pending == {"log.md"} and changing(live, [r]) == [".AGENTS:changing"]
     state.pending.discard("log.md")  # not found changing before: a save is waited for and read
     live.sweep(r)
     assert live.corpus.files[".AGENTS/log.md"].text == "# Log\n\nsecond entry\n" and not state.pending

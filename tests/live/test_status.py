@@ -12,8 +12,9 @@ import pytest
 from corpus.roots import make_roots
 from live.index import LiveIndex
 from live.status import StatusReport, render, report
-from live.store import Phase, Progress
+from live.sync import Progress
 from retrieval.render.grammar import utc
+from retrieval.search.answer import Phase
 from tests.conftest import DEPLOY, SECURITY
 from tests.helpers import split_status
 
@@ -51,7 +52,7 @@ def test_each_root_says_what_it_holds_and_what_was_skipped_and_why(live: LiveInd
     assert (root.files, root.pinned, root.sections, root.windows) == (4, 1, 10, 4)  # pinned sections too
     assert [(s.path, s.reason) for s in root.skipped] == [(".AGENTS/.env", "looks like a secret (denylist)")]
     assert root.indexing is None
-    assert root.fresh_as_of == utc(live.state[".AGENTS"].fresh_as_of)
+    assert root.fresh_as_of == utc(live.syncs[".AGENTS"].fresh_as_of)
 
 
 def test_a_docs_root_holds_windows_only(make_tree: Callable[..., Path], agents: Path) -> None:
@@ -102,7 +103,7 @@ def test_with_no_update_the_age_counts_from_start_up(live: LiveIndex) -> None:
 
 
 def test_a_failing_update_makes_the_server_not_healthy_and_says_why(live: LiveIndex) -> None:
-    live.failed(live.roots[0], PermissionError("security.md is unreadable"))
+    live.store.failed(live.roots[0], PermissionError("security.md is unreadable"))
     status = report(live, None, time.time())
     assert not status.healthy and status.roots[0].present
     assert status.last_error == "PermissionError: security.md is unreadable"
@@ -136,12 +137,12 @@ def test_fresh_as_of_is_the_oldest_roots(make_tree: Callable[..., Path], agents:
     agents_status, docs_status = status.roots
     assert agents_status.fresh_as_of and docs_status.fresh_as_of
     assert agents_status.fresh_as_of > docs_status.fresh_as_of
-    assert status.fresh_as_of == docs_status.fresh_as_of == utc(live.state["docs"].fresh_as_of)
+    assert status.fresh_as_of == docs_status.fresh_as_of == utc(live.syncs["docs"].fresh_as_of)
 
 
 def test_a_root_whose_files_are_still_changing_says_so(live: LiveIndex, agents: Path) -> None:
     (agents / "services" / "api.md").write_text("# API\n\n## Errors\n\nReturn plain errors.\n")
-    with live.state[".AGENTS"].lock:  # another update under way: the call answers without it
+    with live.syncs[".AGENTS"].lock:  # another update under way: the call answers without it
         live.catch_up(lambda _: True, budget_s=0.05)
     status = report(live, None, time.time())
     assert status.roots[0].indexing == "changing"
@@ -158,16 +159,16 @@ def test_a_root_being_indexed_is_reported_from_its_progress_as_it_was_when_asked
     itself is no part of the JSON."""
     docs = make_tree({"guide.md": "# Guide\n\nRun it.\n"}, "docs")
     live = LiveIndex(make_roots([agents], [docs]), settle_s=0)
-    progress = live.state["docs"].progress = Progress(done=40, total=120)
+    progress = live.syncs["docs"].progress = Progress(done=40, total=120)
     status = report(live, None, time.time())
     progress.done = 80
     assert status.state == "indexing" and status.roots[1].indexing == "40/120"
     assert render(status).startswith("agents-context is indexing (docs: 40/120 files read);")
     assert "progress" not in status.roots[1].model_dump(mode="json")
     assert "progress" not in StatusReport.model_json_schema()["$defs"]["RootStatus"]["properties"]
-    live.state["docs"].progress = Progress(phase=Phase.CHECKING)
+    live.syncs["docs"].progress = Progress(phase=Phase.CHECKING)
     status = report(live, None, time.time())
     assert status.state == "indexing" and status.roots[1].indexing == "checking"
     assert render(status).startswith("agents-context is indexing (docs: checking);")
-    live.state["docs"].progress = None
+    live.syncs["docs"].progress = None
     assert report(live, None, time.time()).state == "healthy"

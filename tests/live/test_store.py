@@ -16,7 +16,7 @@ from corpus.roots import Root, make_roots
 from corpus.scan import SECRET, SkippedFile
 from live import store as store_module
 from live.changes import Batch
-from live.store import Phase, Progress, Store
+from live.store import Store
 from retrieval.engine.ranking import DEFAULT
 
 TREE = {
@@ -86,7 +86,7 @@ def test_a_file_applied_again_with_new_content_is_changed_and_a_removed_one_is_g
     change = store.apply(root, Batch(removed={"notes/deploy.md"}))
     assert change.removed == {".AGENTS/notes/deploy.md"} and not change.added and not change.changed
     assert store.generation == 3
-    assert ".AGENTS/notes/deploy.md" not in store.corpus.files and "notes/deploy.md" not in store.state[".AGENTS"].files
+    assert ".AGENTS/notes/deploy.md" not in store.corpus.files and "notes/deploy.md" not in store.files_of(root)
     assert units_of(store, "delta") == []
 
 
@@ -223,73 +223,6 @@ def test_changed_after_tells_which_paths_changed_after_a_generation(make_tree: C
     assert store.changed_after([".AGENTS/overview.md", ".AGENTS/notes/deploy.md"], 2)  # any of them
     assert not store.changed_after([".AGENTS/never-there.md"], 0)
     assert not store.changed_after([], 0)
-
-
-def test_mark_fresh_never_moves_fresh_as_of_backwards(make_tree: Callable[..., Path]) -> None:
-    store = make_store(make_tree(TREE))
-    (root,) = store.roots
-    store.mark_fresh(root, 200.0)
-    assert store.state[root.label].fresh_as_of == 200.0
-    store.mark_fresh(root, 100.0)  # a slow sweep that started earlier finishes later
-    assert store.state[root.label].fresh_as_of == 200.0
-    store.mark_fresh(root, 300.0)
-    assert store.state[root.label].fresh_as_of == 300.0
-
-
-def test_a_root_still_being_indexed_is_never_marked_fresh(make_tree: Callable[..., Path]) -> None:
-    store = make_store(make_tree(TREE))
-    (root,) = store.roots
-    store.state[root.label].progress = Progress(done=1, total=3)
-    store.mark_fresh(root, 500.0)
-    assert store.state[root.label].fresh_as_of == 0.0
-    store.state[root.label].progress = None
-    store.mark_fresh(root, 500.0)
-    assert store.state[root.label].fresh_as_of == 500.0
-
-
-def test_fresh_since_is_the_oldest_roots_moment(make_tree: Callable[..., Path]) -> None:
-    store = make_store(make_tree(TREE), docs=(make_tree({"a.md": "# A\n"}, name="docs"),))
-    agents, docs = store.roots
-    store.mark_fresh(agents, 300.0)
-    store.mark_fresh(docs, 100.0)
-    assert store.fresh_since(store.roots) == 100.0
-    assert store.fresh_since([agents]) == 300.0
-    before = time.time()
-    now = store.fresh_since([])
-    assert now is not None and now >= before  # no root to wait for: fresh as of now
-    store.state[docs.label].fresh_as_of = 0.0  # never indexed yet: not fresh as of the epoch
-    assert store.fresh_since(store.roots) == 300.0
-    assert store.fresh_since([docs]) is None
-
-
-def test_indexing_lists_the_progress_of_the_given_roots_still_being_built(make_tree: Callable[..., Path]) -> None:
-    store = make_store(
-        make_tree(TREE), docs=(make_tree({"a.md": "# A\n"}, name="docs"), make_tree({"b.md": "# B\n"}, name="more"))
-    )
-    agents, docs, more = store.roots
-    assert store.indexing(store.roots) == []
-    store.state["docs"].progress = Progress(done=40, total=120)
-    store.state["more"].progress = Progress(phase=Phase.CHECKING)
-    assert store.indexing(store.roots) == ["docs:40/120", "more:checking"]
-    assert store.indexing([agents, docs]) == ["docs:40/120"]  # only the roots asked about
-    assert store.indexing([agents]) == []
-    assert store.indexing([more]) == ["more:checking"]
-
-
-def test_on_change_hears_of_updates_but_not_of_a_root_still_being_built(make_tree: Callable[..., Path]) -> None:
-    folder = make_tree(TREE)
-    store = make_store(folder)
-    (root,) = store.roots
-    heard: list[Root] = []
-    store.on_change = heard.append
-    store.state[root.label].progress = Progress()
-    store.apply(root, batch_of(store, root))
-    assert heard == []
-    store.state[root.label].progress = None
-    (folder / "overview.md").write_text("# Overview\n\nnew.\n")
-    store.apply(root, batch_of(store, root, [reread(root, "overview.md")]))
-    store.apply(root, Batch())  # changes nothing
-    assert heard == [root]
 
 
 def test_root_of_names_the_root_a_display_path_is_in(make_tree: Callable[..., Path]) -> None:

@@ -13,8 +13,8 @@ from mcp import Client
 from watchfiles import Change
 
 from cli.settings import Settings, open_index
-from corpus.roots import Root, RootKind
-from live import reading
+from corpus.roots import RootKind
+from live import sync
 from live.index import LiveIndex
 from server import create_server
 from tests.conftest import write_tree
@@ -144,19 +144,19 @@ async def test_the_watch_begins_once_the_first_indexing_is_done_and_misses_nothi
     starts: list[tuple[str, ...]] = []
     indexing = threading.Event()
     go_on = threading.Event()
-    read_apply = reading.Reader.read_apply
+    in_chunks = sync.RootSync._in_chunks
 
-    def held(self: reading.Reader, root: Root, *args: Any, **kwargs: Any) -> Any:
-        if root.kind is RootKind.DOCS and not go_on.is_set():
+    def held(self: sync.RootSync, *args: Any, **kwargs: Any) -> Any:
+        if self.root.kind is RootKind.DOCS and not go_on.is_set():
             indexing.set()
             go_on.wait(timeout=60)
-        return read_apply(self, root, *args, **kwargs)
+        return in_chunks(self, *args, **kwargs)
 
     def recording(*paths: str, **kwargs: Any) -> Any:
         starts.append(paths)
         return awatch(*paths, **kwargs)
 
-    monkeypatch.setattr(reading.Reader, "read_apply", held)
+    monkeypatch.setattr(sync.RootSync, "_in_chunks", held)
     settings = Settings(agents=(agents,), docs=(docs,), no_cache=True, debounce_ms=50, poll_interval_s=0.2)
     server = create_server(open_index(settings, background=True), settings, recording)
     async with Client(server) as client:

@@ -16,7 +16,7 @@ import pytest
 
 from corpus.roots import make_roots
 from corpus.scan import walk
-from live import reading, workers
+from live import sync, workers
 from live.index import LiveIndex
 from retrieval.engine.ranking import DEFAULT, Ranking
 from tests.conftest import TEST_ENV, write_tree
@@ -69,7 +69,7 @@ def test_chunks_from_many_workers_merge_into_the_index_one_read_builds(
     docs = write_tree(
         tmp_path / "docs", MIXED | {f"more/{i}.md": f"# Page {i}\n\nterm{i} alpha{i % 3}\n" for i in range(12)}
     )
-    monkeypatch.setattr(reading, "CHUNK", 3)  # seven chunks, each merged as it comes back
+    monkeypatch.setattr(sync, "CHUNK", 3)  # seven chunks, each merged as it comes back
     beside = built(docs, parallel_files=5)
     here = built(docs, parallel_files=0)
     assert_same_index(beside, here)

@@ -25,7 +25,7 @@ from mcp.shared.subscriptions import ResourcesListChanged, ResourceUpdated
 from mcp.types import ServerNotification
 
 from cli.settings import Settings
-from live import reading
+from live import sync as reading
 from live.watch import Changes
 from server import AgentsServer, create_server
 from tests.conftest import TEST_ENV
@@ -552,7 +552,7 @@ async def test_every_call_answers_in_bounded_time_while_files_keep_changing(
                             )
                             for path in hit_paths
                         }
-                        pending = {r.label: sorted(live.state[r.label].pending) for r in live.roots}
+                        pending = {r.label: sorted(live.syncs[r.label].pending) for r in live.roots}
                         wanted = f"{label}/churn/{name}"
                         there[wanted] = (
                             text,
