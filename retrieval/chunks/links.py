@@ -20,8 +20,7 @@ import re
 from collections.abc import Iterable
 from urllib.parse import unquote, urlsplit
 
-from corpus.markdown import is_markdown, split_lines
-from retrieval.chunks.sections import fences_blanked
+from corpus.markdown import fences_blanked, is_markdown, split_lines
 from retrieval.chunks.units import Unit, line_starts
 
 _LINK = re.compile(r"(?<![!\\])\[([^\[\]\n]{1,200})\]\(\s*<?([^()\s<>]+)>?(?:\s+(?:\"[^\"]*\"|'[^']*'))?\s*\)")
