@@ -15,7 +15,6 @@ from typing import Any
 
 import jsonschema
 import pytest
-from mcp.types import Tool
 from pydantic import BaseModel, Field
 
 from corpus.catalog import Corpus, load
@@ -29,8 +28,8 @@ from protocol.descriptions import (
     SectionsK,
     StartLine,
     describe,
-    listed,
 )
+from protocol.schemas import input_schema, output_schema
 from retrieval.search.answer import SECTIONS
 from tests.conftest import write_tree
 
@@ -233,10 +232,6 @@ class Page(BaseModel):
     tree: Node | None = None
 
 
-def tool() -> Tool:
-    return Tool(name="search", input_schema=Arguments.model_json_schema(), output_schema=Page.model_json_schema())
-
-
 def keys(node: object) -> set[str]:
     """Every key anywhere in a JSON value."""
     if isinstance(node, dict):
@@ -247,7 +242,7 @@ def keys(node: object) -> set[str]:
 
 
 def test_listed_input_schemas_keep_descriptions_and_constraints_without_titles_or_null_defaults() -> None:
-    schema = listed(tool()).input_schema
+    schema = input_schema(Arguments)
     properties = schema["properties"]
     assert "title" not in keys(schema)
     assert schema["required"] == ["query"]
@@ -264,14 +259,14 @@ def test_listed_input_schemas_keep_descriptions_and_constraints_without_titles_o
 
 
 def test_a_nullable_numbers_bounds_move_into_its_number_branch() -> None:
-    properties = listed(tool()).input_schema["properties"]
+    properties = input_schema(Arguments)["properties"]
     assert properties["generation"]["anyOf"] == [{"type": "integer", "minimum": 0}, {"type": "null"}]
     assert properties["start_line"]["anyOf"] == [{"type": "integer", "minimum": 1}, {"type": "null"}]
     assert "minimum" not in properties["generation"] and "minimum" not in properties["start_line"]
 
 
 def test_listed_output_schemas_drop_annotations_inline_single_uses_and_share_repeats() -> None:
-    schema = listed(tool()).output_schema
+    schema = output_schema(Page)
     assert schema is not None
     assert not {"title", "description", "default"} & keys(schema)
     hit = schema["properties"]["hits"]["items"]
@@ -300,7 +295,7 @@ BAD: list[dict[str, Any]] = [
 
 
 def test_the_listed_output_schema_accepts_and_refuses_what_the_full_one_does() -> None:
-    full, lean = tool().output_schema, listed(tool()).output_schema
+    full, lean = Page.model_json_schema(), output_schema(Page)
     assert full is not None and lean is not None
     for document in GOOD:
         jsonschema.validate(document, full)
@@ -309,11 +304,3 @@ def test_the_listed_output_schema_accepts_and_refuses_what_the_full_one_does() -
         for schema in (full, lean):
             with pytest.raises(jsonschema.ValidationError):
                 jsonschema.validate(document, schema)
-
-
-def test_listing_leaves_the_tool_itself_unchanged() -> None:
-    original = tool()
-    before = original.model_dump()
-    shown = listed(original)
-    assert original.model_dump() == before
-    assert (shown.name, shown.description) == (original.name, original.description)
