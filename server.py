@@ -22,7 +22,7 @@ from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
 from mcp.server.subscriptions import InMemorySubscriptionBus
-from mcp.types import Annotations, CallToolResult, InputRequiredResult, Resource, Tool, ToolAnnotations
+from mcp.types import Annotations, CallToolResult, InputRequiredResult, Resource, ToolAnnotations
 from pydantic import AnyUrl, ValidationError
 from watchfiles import awatch
 
@@ -41,7 +41,8 @@ from live.index import LiveIndex
 from live.status import StatusReport
 from live.watch import Watcher, WatchFactory
 from protocol import descriptions as d
-from protocol.arguments import EMPTY_QUERY, normalise, refusal
+from protocol import schemas
+from protocol.arguments import EMPTY_QUERY, Refused, canonical, refusal
 from protocol.clients import name_of, resolve, shaping
 from protocol.frames import serve_stdio
 from protocol.legacy import Clients, add_subscriptions, advertise_list_changed, capture
@@ -174,21 +175,16 @@ class AgentsServer(MCPServer[App]):
         self, name: str, arguments: dict[str, Any], context: Context[App, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
         tool = self._tool_manager.get_tool(name)  # an SDK internal: docs/development.md, "Dependencies"
-        if tool is not None:
-            fixed = normalise(name, tool.parameters, arguments)
-            if isinstance(fixed, str):
-                return error_result(fixed)
-            arguments = fixed
         try:
+            if tool is not None:
+                arguments = canonical(name, tool.parameters.get("properties", {}), arguments)
             return await super().call_tool(name, arguments, context)
-        except ToolError as exc:  # what the SDK's validation still refuses: one sentence, not pydantic's text
+        except Refused as exc:
+            return error_result(str(exc))
+        except ToolError as exc:  # what the arguments' validation refused: one sentence, not pydantic's text
             if isinstance(exc.__cause__, ValidationError):
                 return error_result(refusal(exc.__cause__, arguments))
             raise
-
-    async def list_tools(self) -> list[Tool]:
-        """The tools as clients validate them, without what only costs bytes (`d.listed`)."""
-        return [d.listed(tool) for tool in await super().list_tools()]
 
 
 def create_server(live: LiveIndex, settings: Settings, watch_factory: WatchFactory = awatch) -> AgentsServer:
@@ -206,8 +202,17 @@ def create_server(live: LiveIndex, settings: Settings, watch_factory: WatchFacto
     advertise_list_changed(server)
     add_subscriptions(server, app.clients, live.roots)
     _tools(server, app)
+    _schemas(server)
     _resources(server, app)
     return server
+
+
+def _schemas(server: AgentsServer) -> None:
+    """Each tool's schemas as `tools/list` gives them, without what only costs bytes (`protocol.schemas`)."""
+    for tool in server._tool_manager.list_tools():  # an SDK internal: docs/development.md, "Dependencies"
+        tool.parameters = schemas.input_schema(tool.fn_metadata.arg_model)
+        if tool.fn_metadata.output_model is not None:
+            tool.fn_metadata.output_schema = schemas.output_schema(tool.fn_metadata.output_model)
 
 
 def indexing(live: LiveIndex) -> set[str]:

@@ -11,6 +11,7 @@ from pathlib import PurePosixPath
 from clients.client import Loaded
 from corpus.catalog import Corpus
 from corpus.files import CorpusFile
+from corpus.markdown import fences_blanked
 
 
 def top(f: CorpusFile, *names: str) -> bool:
@@ -25,7 +26,6 @@ def always(f: CorpusFile, convention: str) -> bool:
 
 _IMPORT = re.compile(r"(?<![\w`@])@((?:\.{0,2}/)?[\w.-][\w./-]*)")
 """An `@path` import as Claude Code and Gemini CLI read them in CLAUDE.md and GEMINI.md."""
-_FENCE = re.compile(r"^(`{3,}|~{3,})")
 MAX_IMPORT_HOPS = 5
 """Claude Code follows imports this deep (its memory documentation)."""
 
@@ -35,13 +35,7 @@ def imports(f: CorpusFile, corpus: Corpus) -> list[CorpusFile]:
     fences and code spans, in the order written."""
     by_place = {(g.root.path / g.rel).as_posix(): g for g in corpus.files.agents() if g.held}
     found: list[CorpusFile] = []
-    fenced = False
-    for line in f.text.split("\n"):
-        if _FENCE.match(line.lstrip()):
-            fenced = not fenced
-            continue
-        if fenced:
-            continue
+    for line in fences_blanked(f.text.split("\n")):
         for match in _IMPORT.finditer(re.sub(r"`[^`]*`", "", line)):
             target = PurePosixPath(f.rel).parent / match.group(1).rstrip(".")
             place = _normal(f.root.path.as_posix() + "/" + target.as_posix())

@@ -46,6 +46,62 @@ def pytest_configure(config: pytest.Config) -> None:
         DEFAULT_INHERITED_ENV_VARS.append(ENV)
 
 
+SLOW = (
+    "tests/bench/",  # the benchmarks' smoke runs
+    "tests/harness/",  # real clients, from here down
+    "tests/promises/test_real_clients.py",
+    "tests/promises/test_hooks.py",
+    "tests/promises/test_inspector.py",
+    "tests/protocol/test_words.py::test_the_inspector_",
+    "tests/promises/test_gates.py",  # ruff, mypy and import-linter over the whole tree
+    "tests/promises/test_wheel.py",  # a wheel installed into a fresh venv
+    "tests/promises/test_stdio.py",  # servers and commands in processes of their own, from here down
+    "tests/promises/test_http.py",
+    "tests/promises/test_protocol.py",
+    "tests/promises/test_numbers.py",
+    "tests/promises/test_frames.py",
+    "tests/promises/test_freshness.py",
+    "tests/promises/test_races.py",
+    "tests/promises/test_setup.py",
+    "tests/shared/test_relay.py",
+    "tests/shared/test_relay_hostile.py",
+    "tests/cli/test_commands.py",
+    "tests/cli/test_doctor.py",
+    "tests/cli/test_eval_lines.py",
+    "tests/cli/test_evaluate.py",
+    "tests/cli/test_project.py",
+    "tests/cli/test_flags.py::test_help_explains_every_command",
+    "tests/live/test_cache_prune.py",
+    "tests/live/test_cache.py::test_cache_flags_and_subcommand_through_the_real_entry_point",
+    "tests/promises/test_cache.py::test_cache_show_lists_",
+    "tests/promises/test_conventions.py::test_doctor_",
+    "tests/cli/test_setup.py::test_the_command_line_runs_setup",
+    "tests/cli/test_setup.py::test_shared_and_a_url_or_a_command_are_refused_together",
+    "tests/hook/test_main.py::test_a_hook_waits_for_another_",  # seconds of waiting, from here down
+    "tests/live/test_index.py::test_a_call_waits_for_its_files_to_settle_",
+    "tests/live/test_index.py::test_a_call_does_not_wait_for_a_file_saved_",
+    "tests/live/test_index.py::test_a_sweep_that_left_a_file_for_later_",
+    "tests/live/test_settle.py::test_a_file_rewritten_again_since_",
+    "tests/live/test_index.py::test_any_sequence_of_file_operations_",  # hypothesis, from here down
+    "tests/retrieval/engine/test_postings.py::test_any_sequence_of_file_updates_",
+    "tests/promises/test_hostile.py::test_any_query_in_any_unicode_category_",
+    "tests/promises/test_hostile.py::test_read_context_with_any_arguments_",
+    "tests/promises/test_hostile.py::test_context_for_path_with_any_arguments_",
+    "tests/promises/test_hostile.py::test_a_10_mb_single_line_",  # big inputs, from here down
+    "tests/promises/test_hostile.py::test_deep_nesting_and_a_crowded_folder",
+    "tests/retrieval/chunks/test_headings_fast.py::test_every_tldr_page_reads_the_same",
+    "tests/protocol/test_words.py::test_a_value_of_the_wrong_type_",  # a server for each of 194 bad values
+)
+"""Tests marked `slow`, by the start of their id (a module, or one test of it): `uv run pytest -m
+"not slow"` is the quick loop, and plain `uv run pytest` still runs them all."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.nodeid.startswith(SLOW):
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def private_cache() -> Iterator[Path]:
     """This session's cache folder (`TEST_CACHE`), named by the environment for the whole session

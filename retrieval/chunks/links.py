@@ -17,17 +17,29 @@ from __future__ import annotations
 import functools
 import posixpath
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from urllib.parse import unquote, urlsplit
 
-from corpus.markdown import is_markdown, split_lines
-from retrieval.chunks.sections import fences_blanked
+from corpus.markdown import fences_blanked, is_markdown, split_lines
 from retrieval.chunks.units import Unit, line_starts
 
 _LINK = re.compile(r"(?<![!\\])\[([^\[\]\n]{1,200})\]\(\s*<?([^()\s<>]+)>?(?:\s+(?:\"[^\"]*\"|'[^']*'))?\s*\)")
 _NUMBERED = re.compile(r"^\d+[-_.]")
 _PAGE_SUFFIXES = (".md", ".mdx", ".markdown", ".html", ".htm")
 _FOLDER_PAGES = ("index", "readme", "_index")
+
+
+def written(text: str) -> Iterator[tuple[int, re.Match[str]]]:
+    """Every inline link `[words](href)` of a markdown text outside code fences, in text order:
+    the 1-based line it is on, and its match (group 1 the words, group 2 the href). Images and
+    escaped brackets are not links. The project's one link finder: the index's link units here,
+    a hit's links (`retrieval.search.links`) and `doctor`'s link checks."""
+    if "](" not in text:
+        return
+    for number, line in enumerate(fences_blanked(split_lines(text)), start=1):
+        if "](" in line:
+            for match in _LINK.finditer(line):
+                yield number, match
 
 
 def link_units(path: str, uri: str, text: str) -> list[Unit]:
@@ -37,27 +49,24 @@ def link_units(path: str, uri: str, text: str) -> list[Unit]:
     rel = path.split("/", 1)[1] if "/" in path else path
     starts = line_starts(text)
     units: list[Unit] = []
-    for number, line in enumerate(fences_blanked(split_lines(text)), start=1):
-        if "](" not in line:
+    for number, match in written(text):
+        key = target(rel, match.group(2))
+        if key is None or not match.group(1).strip():
             continue
-        for match in _LINK.finditer(line):
-            key = target(rel, match.group(2))
-            if key is None or not match.group(1).strip():
-                continue
-            at = starts[number - 1]
-            units.append(
-                Unit(
-                    path=path,
-                    uri=uri,
-                    source=text,
-                    start_line=number,
-                    end_line=number,
-                    chunk_id=len(units),
-                    anchor=key,
-                    at=at + match.start(1),
-                    end=at + match.end(1),
-                )
+        at = starts[number - 1]
+        units.append(
+            Unit(
+                path=path,
+                uri=uri,
+                source=text,
+                start_line=number,
+                end_line=number,
+                chunk_id=len(units),
+                anchor=key,
+                at=at + match.start(1),
+                end=at + match.end(1),
             )
+        )
     return units
 
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING
 
-from corpus.markdown import front_matter_end, split_lines
+from corpus.markdown import fences_blanked, front_matter_end, split_lines
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
@@ -152,30 +152,6 @@ def _headings(lines: list[str], body_start: int, jsx: bool = False) -> list[tupl
         heading, given = heading_attributes(content)
         found.append((token.map[0], int(token.tag[1]), heading or "(untitled)", given))
     return found
-
-
-_FENCE = re.compile(r"[ \t]*(`{3,}|~{3,})")
-
-
-def fences_blanked(lines: list[str]) -> list[str]:
-    """The lines with every fenced block blank, its fences found at any indentation (as MDX finds
-    them inside JSX and list items): nothing in a fence can be a heading of an MDX file, or a link
-    (`retrieval.chunks.links`). A fence closes at a line holding only a run of its character at
-    least as long."""
-    out: list[str] = []
-    fence = ""
-    for line in lines:
-        match = _FENCE.match(line)
-        run, rest = (match.group(1), line[match.end() :]) if match else ("", "")
-        if not fence:
-            if run and not (run[0] == "`" and "`" in rest):  # a backtick fence's info has no backtick
-                fence = run
-            out.append("" if fence else line)
-            continue
-        out.append("")
-        if run[:1] == fence[0] and len(run) >= len(fence) and not rest.strip():
-            fence = ""
-    return out
 
 
 def _atx_headings(body: list[str], body_start: int) -> list[tuple[int, int, str, str | None]]:

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 from urllib.parse import unquote, urlsplit
 
 from corpus.catalog import Corpus
 from corpus.identity import split_display
-from retrieval.chunks.links import within
-from retrieval.chunks.sections import markdown as commonmark
+from retrieval.chunks.links import within, written
 from retrieval.chunks.units import Unit
 
 
@@ -55,23 +53,5 @@ def links(unit: Unit, corpus: Corpus) -> tuple[LinkTo, ...]:
 
 
 def hrefs(markdown: str) -> tuple[tuple[str, str], ...]:
-    """(text, href) of every markdown link in `markdown`. Parsed once per text (every hit of every
-    answer lists its links); a text without `[` has none (autolinks carry a scheme, so they are
-    never relative links)."""
-    return _hrefs(markdown) if "[" in markdown else ()
-
-
-@lru_cache(maxsize=1024)  # keyed by the text: a bound in texts kept alive, too
-def _hrefs(markdown: str) -> tuple[tuple[str, str], ...]:
-    pairs: list[tuple[str, str]] = []
-    for block in commonmark().parse(markdown):
-        for i, token in enumerate(block.children or []):
-            if token.type == "link_open":
-                href = str(token.attrs.get("href", ""))
-                text = ""
-                for inner in (block.children or [])[i + 1 :]:
-                    if inner.type == "link_close":
-                        break
-                    text += inner.content
-                pairs.append((text, href))
-    return tuple(pairs)
+    """(words, href) of every inline link of `markdown`, outside code fences (`written`)."""
+    return tuple((match.group(1), match.group(2)) for _, match in written(markdown))

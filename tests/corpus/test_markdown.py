@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from corpus.markdown import front_matter_end, is_markdown, split_lines
+from corpus.markdown import fences_blanked, front_matter_end, is_markdown, split_lines
 
 
 @pytest.mark.parametrize(
@@ -83,3 +83,17 @@ def test_a_fence_that_is_not_a_bare_dash_line_on_line_one_is_not_front_matter(te
 
 def test_no_lines_have_no_front_matter() -> None:
     assert front_matter_end([]) == 0
+
+
+def test_a_fence_is_blank_to_its_closing_run_of_its_own_character_at_least_as_long() -> None:
+    lines = ["a", "  ````md", "# not a heading", "```", "~~~~", "still code", "````", "b"]
+    assert fences_blanked(lines) == ["a", "", "", "", "", "", "", "b"]
+
+
+def test_a_backtick_run_with_a_backtick_after_it_is_code_not_a_fence() -> None:
+    lines = ["```inline``` text", "# heading"]
+    assert fences_blanked(lines) == lines
+
+
+def test_an_unclosed_fence_runs_to_the_end() -> None:
+    assert fences_blanked(["~~~", "x", "```"]) == ["", "", ""]

@@ -3,12 +3,13 @@ numbers read by one rule: whole numbers clamped into their range, anything else 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import pytest
 from mcp import Client
+from pydantic import Field, TypeAdapter, ValidationError, create_model
 
-from protocol.arguments import normalise, whole_number
+from protocol.arguments import Refused, Whole, canonical, refusal
 from server import AgentsServer
 from tests.helpers import split_status, text_of
 
@@ -42,12 +43,21 @@ async def test_unknown_and_doubled_arguments_are_errors_naming_them(server: Agen
     )
 
 
-K = {"type": "integer", "minimum": 1, "maximum": 20}
-LINE = {"anyOf": [{"type": "integer"}, {"type": "null"}], "minimum": 1}
+K = Annotated[int, Whole(1, 20)]
+LINE = Annotated[Annotated[int, Whole(1)] | None, Field()]
+
+
+def read(kind: Any, value: object) -> object:
+    """`value` as an argument `n` of the type `kind` takes it, or the sentence that refuses it."""
+    model = create_model("Arguments", n=(kind, ...))
+    try:
+        return model.model_validate({"n": value}).model_dump()["n"]
+    except ValidationError as error:
+        return refusal(error, {"n": value})
 
 
 @pytest.mark.parametrize(
-    ("schema", "value", "number"),
+    ("kind", "value", "number"),
     [
         (K, 7, 7),
         (K, 7.0, 7),
@@ -65,13 +75,18 @@ LINE = {"anyOf": [{"type": "integer"}, {"type": "null"}], "minimum": 1}
     ],
 )
 def test_a_whole_number_is_clamped_into_the_range_its_schema_advertises(
-    schema: dict[str, Any], value: object, number: int | None
+    kind: Any, value: object, number: int | None
 ) -> None:
-    assert whole_number("n", schema, value) == number
+    assert read(kind, value) == number
+
+
+def test_the_range_is_advertised_in_the_schema_of_the_number_itself() -> None:
+    assert TypeAdapter(K).json_schema() == {"type": "integer", "minimum": 1, "maximum": 20}
+    assert TypeAdapter(LINE).json_schema() == {"anyOf": [{"type": "integer", "minimum": 1}, {"type": "null"}]}
 
 
 @pytest.mark.parametrize(
-    ("schema", "value", "shown"),
+    ("kind", "value", "shown"),
     [
         (K, None, "null"),
         (K, True, "true"),
@@ -89,17 +104,25 @@ def test_a_whole_number_is_clamped_into_the_range_its_schema_advertises(
         (K, object(), "object"),
     ],
 )
-def test_anything_else_is_refused_with_a_sentence_naming_the_argument(
-    schema: dict[str, Any], value: object, shown: str
-) -> None:
-    assert whole_number("n", schema, value) == f"n must be a whole number, not {shown}"
+def test_anything_else_is_refused_with_a_sentence_naming_the_argument(kind: Any, value: object, shown: str) -> None:
+    assert read(kind, value) == f"n must be a whole number, not {shown}"
 
 
-def test_normalise_reads_every_integer_argument_and_leaves_the_others() -> None:
-    schema = {"properties": {"query": {"type": "string"}, "k": K, "start_line": LINE}}
-    assert normalise("t", schema, {"q": "7", "limit": "-4", "start_line": None}) == {
+def test_names_are_made_canonical_in_the_order_sent_and_values_left_to_pydantic() -> None:
+    accepted = ("query", "k", "start_line")
+    assert canonical("t", accepted, {"limit": "-4", "q": "7", "start_line": None}) == {
+        "k": "-4",
         "query": "7",
-        "k": 1,
         "start_line": None,
     }
-    assert normalise("t", schema, {"query": "x", "start_line": 1.5}) == "start_line must be a whole number, not 1.5"
+    with pytest.raises(Refused) as refused:
+        canonical("t", accepted, {"x": 1})
+    assert str(refused.value) == "unknown argument 'x' for t; it takes: k, query, start_line"
+
+
+def test_the_first_wrong_value_as_sent_is_said_before_a_missing_argument() -> None:
+    model = create_model("Arguments", query=(str, ...), k=(K, 3), start_line=(LINE, None))
+    sent = {"start_line": 1.5, "k": "x"}
+    with pytest.raises(ValidationError) as refused:
+        model.model_validate(sent)
+    assert refusal(refused.value, sent) == "start_line must be a whole number, not 1.5"

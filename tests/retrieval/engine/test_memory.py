@@ -14,8 +14,27 @@ from tests.helpers import REPO
 GLIBC = sys.platform.startswith("linux") and platform.libc_ver()[0] == "glibc"
 
 
-def test_releasing_free_memory_says_whether_the_platform_could() -> None:
-    assert isinstance(release_free_memory(), bool)
+FREED_THEN_RELEASED = """
+import os
+from retrieval.engine.memory import release_free_memory
+def resident(): return int(open("/proc/self/statm").read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+size = 1000  # above pymalloc's 512 bytes: each block is glibc's, from its heap
+blocks = [b"x" * size for _ in range(60_000)]  # 60 MB, written to, so resident
+pin = b"y" * size  # above them: the heap's top is not free, so freeing them returns nothing by itself
+del blocks
+freed = resident()
+release_free_memory()
+print(freed - resident())
+"""
+
+
+@pytest.mark.skipif(not GLIBC, reason="malloc_trim is glibc's")
+def test_memory_freed_inside_the_heap_leaves_the_process_when_released() -> None:
+    """In a process of its own, so that nothing else of the tests' heap is measured."""
+    ran = subprocess.run(
+        [sys.executable, "-c", FREED_THEN_RELEASED], capture_output=True, text=True, check=True, cwd=REPO, timeout=60
+    )
+    assert int(ran.stdout) > 40_000_000
 
 
 @pytest.mark.skipif(not GLIBC, reason="malloc_trim is glibc's")

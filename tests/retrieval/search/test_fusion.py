@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from retrieval.chunks.units import Unit
-from retrieval.search.fusion import RRF_K, fuse, variants
+from retrieval.search.fusion import fuse, variants
 from retrieval.search.retriever import Found, RetrievedDocument
 
 
@@ -17,7 +17,14 @@ def test_a_hit_that_several_queries_rank_high_comes_first() -> None:
     fused = fuse([first, second], 3)
     assert [d.unit.heading for d in fused.docs] == ["c", "a", "b"]  # c: 1/63 + 1/61 > a: 1/61 > b: 1/62
     assert fused.candidates == 5 and not fused.partial
-    assert 1 / (RRF_K + 3) + 1 / (RRF_K + 1) > 1 / (RRF_K + 1) > 1 / (RRF_K + 2) == 1 / (RRF_K + 2)
+
+
+def test_a_hit_every_query_finds_low_outranks_a_hit_one_query_ranks_first() -> None:
+    """Agreement between queries counts for more than one query's first place: with RRF_K = 60,
+    third in both lists (2/63) beats first in one (1/61), whatever the scores."""
+    first = Found([doc("a", 90.0), doc("x", 8.0), doc("both", 0.1)], candidates=3)
+    second = Found([doc("b", 50.0), doc("y", 4.0), doc("both", 0.2)], candidates=3)
+    assert [d.unit.heading for d in fuse([first, second], 5).docs] == ["both", "a", "b", "x", "y"]
 
 
 def test_each_hit_is_shown_as_the_query_that_ranked_it_best_found_it() -> None:

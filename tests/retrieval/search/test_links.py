@@ -15,6 +15,7 @@ from retrieval.chunks.links import Pages, link_units, target
 from retrieval.engine.library import Library, index_corpus
 from retrieval.engine.ranking import DEFAULT
 from retrieval.search.answer import WINDOWS
+from retrieval.search.links import hrefs
 from retrieval.search.policy import served
 from retrieval.search.retriever import RetrievalRequest
 
@@ -135,3 +136,10 @@ def test_a_target_names_its_page_however_the_tree_numbers_and_nests_its_pages() 
     assert pages.named("/routing") == []  # one folder names no deeper page
     assert sorted(pages.named("/list")) == []
     assert pages.named("/api/list") == ["api/list.md"]
+
+
+def test_a_hits_links_are_found_as_the_index_finds_them() -> None:
+    """One link finder: the words and href of each inline link outside fences, no image."""
+    text = "See [the rule](rules.md#a) and ![logo](logo.png).\n```\n[code](x.md)\n```\n[b](b.md 'title')\n"
+    assert hrefs(text) == (("the rule", "rules.md#a"), ("b", "b.md"))
+    assert [u.anchor for u in link_units(".AGENTS/x.md", "agents://x.md", text)] == ["rules.md", "b.md"]
