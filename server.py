@@ -36,7 +36,7 @@ from corpus.files import CorpusFile
 from corpus.identity import AGENTS_SCHEME, DOCS_SCHEME, SERVER_SCHEME
 from corpus.names import too_deep, too_long
 from corpus.roots import RootKind, relative_source
-from live import answering, status
+from live import answers, status
 from live.index import LiveIndex
 from live.status import StatusReport
 from live.watch import Watcher, WatchFactory
@@ -56,7 +56,8 @@ from retrieval.render.hits import Page, budget, render_context
 from retrieval.render.outline import outline
 from retrieval.render.schema import SearchResult
 from retrieval.search import applies, policy
-from retrieval.search.answer import (
+from retrieval.search.reader import Excerpt
+from retrieval.search.request import (
     DEFAULT_DETAIL,
     DEFAULT_MAX_TOKENS,
     SECTIONS,
@@ -64,7 +65,6 @@ from retrieval.search.answer import (
     Phase,
     SearchRequest,
 )
-from retrieval.search.reader import Excerpt
 from shared.sessions import serve_sockets
 
 log = logging.getLogger("agents_context")
@@ -167,7 +167,7 @@ class AgentsServer(MCPServer[App]):
 
     def _excerpt(self, uri: str) -> Excerpt:
         try:
-            return answering.read(self.app.live, uri)
+            return answers.read(self.app.live, uri)
         except CorpusError as exc:
             raise ResourceNotFoundError(str(exc)) from None
 
@@ -225,10 +225,10 @@ def _search(app: App, request: SearchRequest) -> CallToolResult:
     """`context_search` and `search_docs`: one search, rendered within the budget."""
     if not request.query.strip():
         return error_result(EMPTY_QUERY)
-    if (why := answering.unknown_root(app.live, request)) is not None:
+    if (why := answers.unknown_root(app.live, request)) is not None:
         return error_result(why)
     app.catch_up()
-    rendered = answering.answer(app.live, replace(request, deadline_s=app.settings.deadline_s))
+    rendered = answers.answer(app.live, replace(request, deadline_s=app.settings.deadline_s))
     return tool_result(rendered.text, rendered.result)
 
 
@@ -309,7 +309,7 @@ def _tools(server: AgentsServer, app: App) -> None:
         where = {r.label: rel for r in live.agents_roots if (rel := relative_source(r, path)) is not None}
         with live.view() as view:
             found = replace(
-                policy.path_answer(view.corpus, where), freshness=answering.freshness(live, view, live.agents_roots)
+                policy.path_answer(view.corpus, where), freshness=answers.freshness(live, view, live.agents_roots)
             )
         miss = applies.OUTSIDE if live.agents_roots and not where else applies.MISS
         page = Page(detail=detail, max_tokens=budget(max_tokens), miss=miss.format(path=path))
@@ -331,15 +331,15 @@ def _tools(server: AgentsServer, app: App) -> None:
     ) -> CallToolResult:
         app.catch_up()
         try:
-            excerpt = answering.read(live, path, section, start_line, end_line)
+            excerpt = answers.read(live, path, section, start_line, end_line)
         except CorpusError as exc:
             return error_result(str(exc))
-        return tool_result(render_excerpt(excerpt, budget(max_tokens), answering.now(live, live.roots)))
+        return tool_result(render_excerpt(excerpt, budget(max_tokens), answers.now(live, live.roots)))
 
     def pinned_text(client: Client | None) -> str:
         app.catch_up()
         with live.view() as view:
-            fields = freshness_fields(answering.freshness(live, view, live.agents_roots))
+            fields = freshness_fields(answers.freshness(live, view, live.agents_roots))
             loaded = loaded_by(client, view.corpus, app.settings.hooked)
             name = client.name if client else ""
             return briefing.pinned_context(view.corpus, app.settings.pinned_budget, fields, view.library, loaded, name)

@@ -1,6 +1,6 @@
 """The command line for people: see what the agent will see, and lint the corpus.
 
-Every command runs the functions the MCP tools run (`live.answering`, `retrieval.render`,
+Every command runs the functions the MCP tools run (`live.answers`, `retrieval.render`,
 `live.status`, `cli.doctor`, `cli.evaluate`; `cache` runs `live.cache`'s); none has an
 implementation of its own. Each returns an `Output`: plain text (what is printed when stdout is
 not a terminal), a pydantic model (`--json`; its JSON Schema is `--json-schema`), an exit
@@ -38,13 +38,13 @@ from cli.findings import Finding
 from cli.settings import DEFAULTS, Settings, configure_logging, open_index
 from clients import claude_code
 from corpus.errors import CorpusError, NotInCorpus
-from live import answering, cache, status
+from live import answers, cache, status
 from live.index import LiveIndex
 from retrieval.render import outline as outlines
 from retrieval.render.excerpt import render_excerpt
 from retrieval.render.hits import budget
 from retrieval.render.schema import SearchResult
-from retrieval.search.answer import DEFAULT_MAX_TOKENS, SECTIONS, WINDOWS, SearchRequest
+from retrieval.search.request import DEFAULT_MAX_TOKENS, SECTIONS, WINDOWS, SearchRequest
 
 log = logging.getLogger("agents_context")
 
@@ -111,9 +111,9 @@ SCHEMAS: dict[str, type[BaseModel]] = {
 
 def run_search(live: LiveIndex, request: SearchRequest) -> Output:
     """`agents-context search`: the request answered as its tool answers it."""
-    if (why := answering.unknown_root(live, request)) is not None:
+    if (why := answers.unknown_root(live, request)) is not None:
         raise NotInCorpus(why)
-    rendered = answering.answer(live, request)
+    rendered = answers.answer(live, request)
 
     def show(console: Console) -> None:
         body, _, status_line = rendered.text.rpartition("\n\n")
@@ -132,8 +132,8 @@ def run_search(live: LiveIndex, request: SearchRequest) -> Output:
 def run_read(
     live: LiveIndex, path: str, start: int | None = None, end: int | None = None, max_tokens: int = DEFAULT_MAX_TOKENS
 ) -> Output:
-    excerpt = answering.read(live, path, None, start, end)
-    text = render_excerpt(excerpt, budget(max_tokens), answering.now(live, live.roots))
+    excerpt = answers.read(live, path, None, start, end)
+    text = render_excerpt(excerpt, budget(max_tokens), answers.now(live, live.roots))
     model = ReadResult(
         path=excerpt.file.path,
         uri=excerpt.file.uri,

@@ -14,8 +14,8 @@ from cli.settings import DEFAULTS
 from clients import claude_code
 from clients.known import BY_KEY, UNKNOWN
 from live.cache import default_dir
-from retrieval.search.answer import DEFAULT_DETAIL, DEFAULT_MAX_TOKENS, DETAILS, SECTIONS, WINDOWS
 from retrieval.search.fusion import MAX_QUERIES
+from retrieval.search.request import DEFAULT_DETAIL, DEFAULT_MAX_TOKENS, DETAILS, SECTIONS, WINDOWS
 
 
 def version() -> str:

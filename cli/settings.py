@@ -40,7 +40,7 @@ from live.watch import WatchOptions
 from retrieval.engine.ranking import DEFAULT as DEFAULT_RANKING
 from retrieval.engine.ranking import Ranking
 from retrieval.render.briefing import INSTRUCTIONS_BUDGET_CHARS, PINNED_BUDGET_BYTES, pinned
-from retrieval.search.answer import DEADLINE_S, Phase
+from retrieval.search.request import DEADLINE_S, Phase
 from shared import relay
 from shared.relay import Serving
 

@@ -46,7 +46,7 @@ from retrieval.render.rules import Handed, RuleFile, hand
 from retrieval.search.applies import Applicable, applicable
 from retrieval.search.fitting import best_first, names_the_file
 
-__all__ = ["answer", "at_start", "main", "on_touch"]
+__all__ = ["at_start", "main", "on_touch", "respond"]
 
 MAX_PAYLOAD = 4 << 20
 """The largest payload read, in bytes (a Write of a file over 4 MiB gets no rules)."""
@@ -170,7 +170,7 @@ def project_of(event: Event) -> Path:
 # --- the command ---------------------------------------------------------------------------------
 
 
-def answer(client: str, payload: object) -> str:
+def respond(client: str, payload: object) -> str:
     """What the hook prints for `payload` ('' for nothing)."""
     known = HOOKED[client]
     host = known.hook
@@ -232,7 +232,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if client is None:
             raise Ignored(f"the first argument must be one of {', '.join(HOOKED)}, not {args[:1]}")
-        out = answer(client, read_payload(getattr(sys.stdin, "buffer", None)))
+        out = respond(client, read_payload(getattr(sys.stdin, "buffer", None)))
     except Exception as exc:  # never in the way: log and say nothing (or the host's "nothing")
         why = str(exc) if isinstance(exc, Ignored) else f"{type(exc).__name__}: {exc}"
         log(f"{' '.join(args)}: {why}")

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from retrieval.render.grammar import MAX_ATTRIBUTE_CHARS, escape_attribute, freshness_fields, neutralise, with_status
 from retrieval.render.hits import fit_lines
-from retrieval.search.answer import Freshness
 from retrieval.search.reader import Excerpt
+from retrieval.search.request import Freshness
 
 
 def render_excerpt(excerpt: Excerpt, max_tokens: int, freshness: Freshness | None = None) -> str:

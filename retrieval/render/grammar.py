@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from corpus.names import shorten
 
 if TYPE_CHECKING:
-    from retrieval.search.answer import Freshness, RootCondition
+    from retrieval.search.request import Freshness, RootCondition
 
 ECHO_CHARS = 200
 """A query quoted back in a miss line is cut to this many characters (the budget must hold)."""

@@ -30,7 +30,7 @@ from retrieval.render.grammar import (
     with_status,
 )
 from retrieval.render.schema import Hit, LastUpdate, MatchedTerm, SearchResult
-from retrieval.search.answer import (
+from retrieval.search.request import (
     DEFAULT_DETAIL,
     DEFAULT_MAX_TOKENS,
     Answer,

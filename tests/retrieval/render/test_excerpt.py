@@ -15,8 +15,8 @@ from corpus.catalog import Change, load
 from corpus.files import CorpusFile
 from corpus.roots import make_roots
 from retrieval.render.excerpt import render_excerpt
-from retrieval.search.answer import Freshness
 from retrieval.search.reader import excerpt
+from retrieval.search.request import Freshness
 from tests.helpers import split_status
 
 SECURITY = """# Security

@@ -21,8 +21,8 @@ from live.index import CATCH_UP_S, LiveIndex
 from live.store import View
 from retrieval.render.hits import Page, Rendered, render_context, render_docs
 from retrieval.search import reader
-from retrieval.search.answer import SECTIONS, Answer, Freshness, SearchKind, SearchRequest
 from retrieval.search.policy import with_links
+from retrieval.search.request import SECTIONS, Answer, Freshness, SearchKind, SearchRequest
 
 VERIFY_ROUNDS = 3
 """A search whose hits come from files that changed since they were indexed runs again, at most
@@ -75,7 +75,7 @@ def search(live: LiveIndex, request: SearchRequest) -> Answer:
     until = time.monotonic() + CATCH_UP_S
     for _ in range(VERIFY_ROUNDS):
         with live.view() as view:
-            found, moved = holding(view.policy.answer(request, view.corpus), view.corpus)
+            found, moved = holding(view.policy.rank(request, view.corpus), view.corpus)
             found = replace(found, freshness=freshness(live, view, roots))
         for path in moved:
             live.reread(path, until)
