@@ -14,7 +14,7 @@ import sys
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Annotated, Any
 
 import anyio
@@ -34,15 +34,14 @@ from corpus.catalog import read_uri
 from corpus.errors import CorpusError
 from corpus.files import CorpusFile
 from corpus.identity import AGENTS_SCHEME, DOCS_SCHEME, SERVER_SCHEME
-from corpus.names import too_deep, too_long
-from corpus.roots import RootKind, relative_source
+from corpus.roots import RootKind
 from live import answers, status
 from live.index import LiveIndex
 from live.status import StatusReport
 from live.watch import Watcher, WatchFactory
 from protocol import descriptions as d
 from protocol import schemas
-from protocol.arguments import EMPTY_QUERY, Refused, canonical, refusal
+from protocol.arguments import Refused, canonical, refusal
 from protocol.clients import name_of, resolve, shaping
 from protocol.frames import serve_stdio
 from protocol.legacy import Clients, add_subscriptions, advertise_list_changed, capture
@@ -50,19 +49,18 @@ from protocol.notify import notifying
 from protocol.results import error_result, mime_type, tool_result
 from retrieval.engine.memory import map_large_blocks
 from retrieval.render import briefing
-from retrieval.render.excerpt import render_excerpt
-from retrieval.render.grammar import freshness_fields
-from retrieval.render.hits import Page, budget, render_context
 from retrieval.render.outline import outline
 from retrieval.render.schema import SearchResult
-from retrieval.search import applies, policy
 from retrieval.search.reader import Excerpt
 from retrieval.search.request import (
     DEFAULT_DETAIL,
     DEFAULT_MAX_TOKENS,
     SECTIONS,
     WINDOWS,
+    PathRequest,
     Phase,
+    PinnedRequest,
+    ReadRequest,
     SearchRequest,
 )
 from shared.sessions import serve_sockets
@@ -221,21 +219,24 @@ def indexing(live: LiveIndex) -> set[str]:
     return {r.label for r in live.roots if (c := live.condition(r)) is not None and c.phase is Phase.INDEXING}
 
 
-def _search(app: App, request: SearchRequest) -> CallToolResult:
-    """`context_search` and `search_docs`: one search, rendered within the budget."""
-    if not request.query.strip():
-        return error_result(EMPTY_QUERY)
-    if (why := answers.unknown_root(app.live, request)) is not None:
+def _answer(app: App, request: answers.Request) -> CallToolResult:
+    """A tool's request answered by `live.answers`, read-your-writes; a refusal, or a name that
+    reads nothing, as an error the model reads."""
+    if (why := answers.refusal(app.live, request)) is not None:
         return error_result(why)
     app.catch_up()
-    rendered = answers.answer(app.live, replace(request, deadline_s=app.settings.deadline_s))
-    return tool_result(rendered.text, rendered.result)
+    try:
+        out = answers.respond(app.live, request)
+    except CorpusError as exc:
+        return error_result(str(exc))
+    return tool_result(out.text, out.result if isinstance(out.result, SearchResult) else None)
 
 
 def _tools(server: AgentsServer, app: App) -> None:
     live = app.live
     with live.view() as view:  # named from what is served at start-up (docs roots still indexing: no size yet)
         texts = d.describe(view.corpus, indexing(live), app.settings.pinned_budget)
+    deadline = app.settings.deadline_s
 
     @server.tool(title="Search project context", annotations=READ_ONLY, description=texts.context_search)
     def context_search(
@@ -250,22 +251,11 @@ def _tools(server: AgentsServer, app: App) -> None:
         explain: d.Explain = False,
         queries: d.Queries = [],  # noqa: B006 - read, never changed
     ) -> Annotated[CallToolResult, SearchResult]:
-        return _search(
-            app,
-            SearchRequest(
-                query=query,
-                kind=SECTIONS,
-                k=k,
-                offset=offset,
-                path_prefix=path_prefix,
-                root=root,
-                detail=detail,
-                max_tokens=max_tokens,
-                generation=generation,
-                explain=explain,
-                variants=tuple(queries),
-            ),
-        )
+        asked = SearchRequest(
+            query=query, kind=SECTIONS, k=k, offset=offset, path_prefix=path_prefix, root=root, detail=detail,
+            max_tokens=max_tokens, generation=generation, explain=explain, variants=tuple(queries), deadline_s=deadline,
+        )  # fmt: skip
+        return _answer(app, asked)
 
     @server.tool(title="Search documentation passages", annotations=READ_ONLY, description=texts.search_docs)
     def search_docs(
@@ -280,47 +270,20 @@ def _tools(server: AgentsServer, app: App) -> None:
         explain: d.Explain = False,
         queries: d.Queries = [],  # noqa: B006 - read, never changed
     ) -> Annotated[CallToolResult, SearchResult]:
-        return _search(
-            app,
-            SearchRequest(
-                query=query,
-                kind=WINDOWS,
-                k=k,
-                offset=offset,
-                path_prefix=path_prefix,
-                root=root,
-                detail=detail,
-                max_tokens=max_tokens,
-                generation=generation,
-                explain=explain,
-                variants=tuple(queries),
-            ),
-        )
+        asked = SearchRequest(
+            query=query, kind=WINDOWS, k=k, offset=offset, path_prefix=path_prefix, root=root, detail=detail,
+            max_tokens=max_tokens, generation=generation, explain=explain, variants=tuple(queries), deadline_s=deadline,
+        )  # fmt: skip
+        return _answer(app, asked)
 
     @server.tool(title="Rules for a source file", annotations=READ_ONLY, description=texts.context_for_path)
     def context_for_path(
         path: d.SourcePath, max_tokens: d.MaxTokens = DEFAULT_MAX_TOKENS, detail: d.Detail = DEFAULT_DETAIL
     ) -> Annotated[CallToolResult, SearchResult]:
-        if not path.strip():
-            return error_result("path is required: pass the source file's path, e.g. 'src/api/auth.py'")
-        if why := too_long(path) or too_deep(path):
-            return error_result(why)
-        app.catch_up()
-        where = {r.label: rel for r in live.agents_roots if (rel := relative_source(r, path)) is not None}
-        with live.view() as view:
-            found = replace(
-                policy.path_answer(view.corpus, where), freshness=answers.freshness(live, view, live.agents_roots)
-            )
-        miss = applies.OUTSIDE if live.agents_roots and not where else applies.MISS
-        page = Page(detail=detail, max_tokens=budget(max_tokens), miss=miss.format(path=path))
-        rendered = render_context(path, found, page)
-        return tool_result(rendered.text, rendered.result)
+        return _answer(app, PathRequest(path=path, detail=detail, max_tokens=max_tokens))
 
     @server.tool(
-        title="Read a file or section",
-        annotations=READ_ONLY,
-        description=texts.read_context,
-        structured_output=False,
+        title="Read a file or section", annotations=READ_ONLY, description=texts.read_context, structured_output=False
     )
     def read_context(
         path: d.ReadPath,
@@ -329,20 +292,18 @@ def _tools(server: AgentsServer, app: App) -> None:
         end_line: d.EndLine = None,
         max_tokens: d.MaxTokens = DEFAULT_MAX_TOKENS,
     ) -> CallToolResult:
-        app.catch_up()
-        try:
-            excerpt = answers.read(live, path, section, start_line, end_line)
-        except CorpusError as exc:
-            return error_result(str(exc))
-        return tool_result(render_excerpt(excerpt, budget(max_tokens), answers.now(live, live.roots)))
+        asked = ReadRequest(name=path, section=section, start=start_line, end=end_line, max_tokens=max_tokens)
+        return _answer(app, asked)
 
-    def pinned_text(client: Client | None) -> str:
+    def pinned(client: Client | None) -> str:
         app.catch_up()
-        with live.view() as view:
-            fields = freshness_fields(answers.freshness(live, view, live.agents_roots))
-            loaded = loaded_by(client, view.corpus, app.settings.hooked)
-            name = client.name if client else ""
-            return briefing.pinned_context(view.corpus, app.settings.pinned_budget, fields, view.library, loaded, name)
+        hooked = app.settings.hooked
+        asked = PinnedRequest(
+            budget=app.settings.pinned_budget,
+            client=client.name if client else "",
+            loaded=lambda corpus: loaded_by(client, corpus, hooked),
+        )
+        return answers.respond(live, asked).text
 
     @server.tool(
         name="pinned_context",
@@ -352,12 +313,12 @@ def _tools(server: AgentsServer, app: App) -> None:
         structured_output=False,
     )
     def pinned_context_tool(ctx: Context) -> str:
-        return pinned_text(app.client_of(ctx.session))
+        return pinned(app.client_of(ctx.session))
 
     @server.prompt(name="pinned_context", title="Pinned project context")
     async def pinned_context_prompt(ctx: Context) -> str:
         """The project's pinned files in full, then the searchable files and their section headings."""
-        return await anyio.to_thread.run_sync(pinned_text, app.client_of(ctx.session))
+        return await anyio.to_thread.run_sync(pinned, app.client_of(ctx.session))
 
     @server.tool(title="Index status", annotations=READ_ONLY, description=texts.context_status)
     def context_status() -> Annotated[CallToolResult, StatusReport]:

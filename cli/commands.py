@@ -41,10 +41,8 @@ from corpus.errors import CorpusError, NotInCorpus
 from live import answers, cache, status
 from live.index import LiveIndex
 from retrieval.render import outline as outlines
-from retrieval.render.excerpt import render_excerpt
-from retrieval.render.hits import budget
 from retrieval.render.schema import SearchResult
-from retrieval.search.request import DEFAULT_MAX_TOKENS, SECTIONS, WINDOWS, SearchRequest
+from retrieval.search.request import DEFAULT_MAX_TOKENS, SECTIONS, WINDOWS, ReadRequest, SearchRequest
 
 log = logging.getLogger("agents_context")
 
@@ -113,18 +111,17 @@ def run_search(live: LiveIndex, request: SearchRequest) -> Output:
     """`agents-context search`: the request answered as its tool answers it."""
     if (why := answers.unknown_root(live, request)) is not None:
         raise NotInCorpus(why)
-    rendered = answers.answer(live, request)
+    rendered = answers.respond(live, request)
 
     def show(console: Console) -> None:
-        body, _, status_line = rendered.text.rpartition("\n\n")
         if not rendered.result.hits:
-            console.print(Text(body, style="yellow"))
+            console.print(Text(rendered.body, style="yellow"))
         for hit in rendered.result.hits:
             title = f"{hit.citation}  score {hit.score:.2f}"
             console.print(
                 Panel(Text(hit.text or hit.section_uri), title=title, title_align="left", border_style="cyan")
             )
-        console.print(Text(status_line, style="dim"))
+        console.print(Text(rendered.status, style="dim"))
 
     return Output(rendered.text, rendered.result, 0, show)
 
@@ -132,8 +129,8 @@ def run_search(live: LiveIndex, request: SearchRequest) -> Output:
 def run_read(
     live: LiveIndex, path: str, start: int | None = None, end: int | None = None, max_tokens: int = DEFAULT_MAX_TOKENS
 ) -> Output:
-    excerpt = answers.read(live, path, None, start, end)
-    text = render_excerpt(excerpt, budget(max_tokens), answers.now(live, live.roots))
+    rendered = answers.respond(live, ReadRequest(name=path, start=start, end=end, max_tokens=max_tokens))
+    excerpt = rendered.result
     model = ReadResult(
         path=excerpt.file.path,
         uri=excerpt.file.uri,
@@ -144,15 +141,14 @@ def run_read(
     )
 
     def show(console: Console) -> None:
-        block, _, status_line = text.rpartition("\n\n")
-        shown = block.partition("\n")[2].removesuffix("</context>").rstrip("\n")  # within --max-tokens
+        shown = rendered.body.partition("\n")[2].removesuffix("</context>").rstrip("\n")  # within --max-tokens
         where = f"{excerpt.file.path}:{excerpt.start_line}-{excerpt.end_line}"
         title = f"{where} ({model.section})" if model.section else where
         body = Syntax(shown, "markdown", line_numbers=True, start_line=excerpt.start_line, word_wrap=True)
         console.print(Panel(body, title=Text(title), title_align="left", border_style="cyan"))
-        console.print(Text(status_line, style="dim"))
+        console.print(Text(rendered.status, style="dim"))
 
-    return Output(text, model, 0, show)
+    return Output(rendered.text, model, 0, show)
 
 
 def run_outline(live: LiveIndex) -> Output:

@@ -36,7 +36,7 @@ from clients.payloads import Event
 from corpus.catalog import Corpus, load
 from corpus.files import CorpusFile
 from corpus.names import too_deep, too_long
-from corpus.roots import DEFAULT_ROOT_NAMES, has_conventional_files, make_roots, relative_source
+from corpus.roots import DEFAULT_ROOT_NAMES, has_conventional_files, make_roots, relative_sources
 from hook.memo import Memo
 from hook.sessions import Session, log, sweep
 from retrieval.chunks.units import Unit, sections_of
@@ -96,8 +96,7 @@ def on_touch(event: Event, host: Hook, corpus: Corpus, session: Session, limit: 
     sections = memo.sections if memo is not None else sections_of
     found: dict[str, list[Applicable]] = {}
     for path in event.paths:
-        where = {r.label: rel for r in corpus.agents_roots if (rel := relative_source(r, path, event.cwd)) is not None}
-        for item in applicable(corpus, where, sections):
+        for item in applicable(corpus, relative_sources(corpus.agents_roots, path, event.cwd), sections):
             f = corpus.files.get(item.unit.path)
             if f is None or f.pinned:  # a pinned file came at the session's start
                 continue

@@ -1,10 +1,11 @@
-"""Answering from the live index, for the MCP tools, the command line and `eval` alike: a
-`SearchRequest` is answered (`search`) and rendered (`answer`). One generation is searched under
-the view lock, its hits are checked against the disk, and the answer carries how
-fresh it is (each root still being indexed, or whose files are still changing, with its
-`RootCondition`: the answer is partial); reads resolve a name in the snapshot and read the file from disk now. So
-`context_search` and `agents-context search` (and `read_context` and `agents-context read`) can
-never drift apart.
+"""Every request of every surface answered from the live index: `context_search`, `search_docs`,
+`context_for_path`, `read_context` and `pinned_context` (the tools, the prompt) and the commands
+`search` and `read` all come to `respond`, so a tool and its command can never drift apart, and
+`eval` ranks through `search`. A request is first checked (`refusal`); then one generation is
+searched or read under the view lock, the hits hold their text and are checked against the disk,
+and the answer carries how fresh it is (each root still being indexed, or whose files are still
+changing, with its `RootCondition`: the answer is partial). It comes back rendered, its BODY,
+STATUS and structured content apart (`Rendered`).
 """
 
 from __future__ import annotations
@@ -12,17 +13,37 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import overload
 
 from corpus.catalog import Corpus, read_uri
 from corpus.errors import Missing, NotInCorpus
-from corpus.roots import Root
+from corpus.names import too_deep, too_long
+from corpus.roots import Root, relative_sources
 from live import texts
 from live.index import CATCH_UP_S, LiveIndex
 from live.store import View
-from retrieval.render.hits import Page, Rendered, render_context, render_docs
-from retrieval.search import reader
-from retrieval.search.policy import with_links
-from retrieval.search.request import SECTIONS, Answer, Freshness, SearchKind, SearchRequest
+from retrieval.render import briefing
+from retrieval.render.excerpt import render_excerpt
+from retrieval.render.grammar import Rendered, freshness_fields
+from retrieval.render.hits import Page, budget, render_context, render_docs
+from retrieval.render.schema import SearchResult
+from retrieval.search import applies, reader
+from retrieval.search.policy import path_answer, with_links
+from retrieval.search.request import (
+    EMPTY_PATH,
+    EMPTY_QUERY,
+    SECTIONS,
+    Answer,
+    Freshness,
+    PathRequest,
+    PinnedRequest,
+    ReadRequest,
+    SearchKind,
+    SearchRequest,
+)
+
+Request = SearchRequest | PathRequest | ReadRequest | PinnedRequest
+"""What a surface asks: one type a question."""
 
 VERIFY_ROUNDS = 3
 """A search whose hits come from files that changed since they were indexed runs again, at most
@@ -44,11 +65,50 @@ def unknown_root(live: LiveIndex, request: SearchRequest) -> str | None:
     return f"unknown root {request.root!r}; {which}: {', '.join(r.label for r in roots)}"
 
 
-def answer(live: LiveIndex, request: SearchRequest) -> Rendered:
-    """The request searched (`search`) and rendered within its budget: what every surface shows."""
-    found = search(live, request)
-    page = Page.of(request, found, live.library.tokenize)
-    return (render_context if request.kind is SECTIONS else render_docs)(request.query, found, page)
+def refusal(live: LiveIndex, request: Request) -> str | None:
+    """Why the tools refuse `request` before reading anything, in one sentence (a blank query or
+    path, an unknown root, a path too long to name a file); None when it is answered."""
+    if isinstance(request, SearchRequest):
+        return EMPTY_QUERY if not request.query.strip() else unknown_root(live, request)
+    if isinstance(request, PathRequest):
+        return EMPTY_PATH if not request.path.strip() else too_long(request.path) or too_deep(request.path)
+    return None
+
+
+@overload
+def respond(live: LiveIndex, request: SearchRequest | PathRequest) -> Rendered[SearchResult]: ...
+@overload
+def respond(live: LiveIndex, request: ReadRequest) -> Rendered[reader.Excerpt]: ...
+@overload
+def respond(live: LiveIndex, request: PinnedRequest) -> Rendered[None]: ...
+def respond(live: LiveIndex, request: Request) -> Rendered[SearchResult] | Rendered[reader.Excerpt] | Rendered[None]:
+    """`request` answered from the index as it is now and rendered within its budget: what every
+    surface shows. A read's result is the `Excerpt` read (`NotInCorpus`, with why, when there is
+    nothing to read by that name)."""
+    if isinstance(request, SearchRequest):
+        found = search(live, request)
+        page = Page.of(request, found, live.library.tokenize)
+        return (render_context if request.kind is SECTIONS else render_docs)(request.query, found, page)
+    if isinstance(request, PathRequest):
+        return _for_path(live, request)
+    if isinstance(request, ReadRequest):
+        excerpt = read(live, request.name, request.section, request.start, request.end)
+        shown = render_excerpt(excerpt, budget(request.max_tokens), now(live, live.roots))
+        return Rendered(shown.body, shown.status, excerpt)
+    with live.view() as view:
+        fields = freshness_fields(freshness(live, view, live.agents_roots))
+        loaded = request.loaded(view.corpus)
+        return briefing.pinned_context(view.corpus, request.budget, fields, view.library, loaded, request.client)
+
+
+def _for_path(live: LiveIndex, request: PathRequest) -> Rendered[SearchResult]:
+    """The sections that apply to the request's source file (`policy.path_answer`), as hits."""
+    where = relative_sources(live.agents_roots, request.path)
+    with live.view() as view:
+        found = replace(path_answer(view.corpus, where), freshness=freshness(live, view, live.agents_roots))
+    miss = applies.OUTSIDE if live.agents_roots and not where else applies.MISS
+    page = Page(detail=request.detail, max_tokens=budget(request.max_tokens), miss=miss.format(path=request.path))
+    return render_context(request.path, found, page)
 
 
 def freshness(live: LiveIndex, view: View, roots: Sequence[Root]) -> Freshness:
