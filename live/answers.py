@@ -11,14 +11,14 @@ STATUS and structured content apart (`Rendered`).
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import overload
 
 from corpus.catalog import Corpus, read_uri
 from corpus.errors import Missing, NotInCorpus
 from corpus.names import too_deep, too_long
-from corpus.roots import Root, relative_sources
+from corpus.roots import Root, RootKind, relative_sources
 from live import texts
 from live.index import CATCH_UP_S, LiveIndex
 from live.store import View
@@ -36,6 +36,7 @@ from retrieval.search.request import (
     Answer,
     Freshness,
     PathRequest,
+    Phase,
     PinnedRequest,
     ReadRequest,
     SearchKind,
@@ -63,6 +64,21 @@ def unknown_root(live: LiveIndex, request: SearchRequest) -> str | None:
         return None
     which = ".AGENTS roots" if request.kind is SECTIONS else "roots"
     return f"unknown root {request.root!r}; {which}: {', '.join(r.label for r in roots)}"
+
+
+def indexing(live: LiveIndex) -> set[str]:
+    """Labels of the roots whose first indexing is still reading files (a cached index being
+    checked already knows its files)."""
+    return {r.label for r in live.roots if (c := live.condition(r)) is not None and c.phase is Phase.INDEXING}
+
+
+def instructions(live: LiveIndex, budget: int, client: str, loaded: Callable[[Corpus], Mapping[str, str]]) -> str:
+    """The server instructions for a client (`client`: its name; `loaded`: as `PinnedRequest`
+    says), from the index as it is now."""
+    has_docs = any(r.kind is RootKind.DOCS for r in live.roots)
+    with live.view() as view:
+        corpus = view.corpus
+        return briefing.instructions(corpus, budget, has_docs, view.library, indexing(live), loaded(corpus), client)
 
 
 def refusal(live: LiveIndex, request: Request) -> str | None:

@@ -100,8 +100,8 @@ EMPTY_PATH = "path is required: pass the source file's path, e.g. 'src/api/auth.
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SearchRequest:
     """One search, as `context_search`, `search_docs`, `agents-context search` and `eval` ask for
-    it: what to search, and how to show what is found. The one type every surface builds; the
-    policy, the live index's answering and the rendering all read it."""
+    it: what to search, and how to show what is found. Every search surface builds it; the
+    policy, `live.answers` and the rendering all read it."""
 
     query: str
     kind: SearchKind = SearchKind.SECTIONS
