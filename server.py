@@ -1,11 +1,7 @@
-"""agents-context: an MCP server for a project's `.AGENTS/` folder and agent files. Wiring only.
-
-The MCPServer with its six tools, four resources and one prompt, the lifespan that keeps the
-index live while a client is connected, and `main`, the command line's entry point. What the tools
-answer comes from `live/` (the index kept equal to the disk) and `retrieval/` (search and
-rendering); the MCP edge beyond the SDK's public API is `protocol/`; the flags and the other
-commands are `cli/`. `docs/architecture.md` is the map.
-"""
+"""agents-context: an MCP server for a project's `.AGENTS/` folder and agent files. Wiring only:
+the six tools, four resources (`protocol.resources`) and one prompt, each tool's request answered
+by `live.answers`; the lifespan that keeps the index live while a client is connected; `main`.
+`docs/architecture.md` is the map."""
 
 from __future__ import annotations
 
@@ -14,77 +10,65 @@ import sys
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
+from functools import partial
 from typing import Annotated, Any
 
 import anyio
 from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.subscriptions import InMemorySubscriptionBus
-from mcp.types import Annotations, CallToolResult, InputRequiredResult, Resource, ToolAnnotations
+from mcp.types import CallToolResult, InputRequiredResult, Resource, ToolAnnotations
 from pydantic import AnyUrl, ValidationError
 from watchfiles import awatch
 
-from cli.flags import COMMANDS, parse, show_help, version
-from cli.settings import Settings, announce, configure_logging, open_index
-from clients.client import Client
+from cli.flags import serving, version
+from cli.settings import Settings, announce, open_index, prepare_process
+from clients.client import Client, Loaded
 from clients.known import loaded_by
-from corpus.catalog import read_uri
+from corpus.catalog import Corpus
 from corpus.errors import CorpusError
-from corpus.files import CorpusFile
-from corpus.identity import AGENTS_SCHEME, DOCS_SCHEME, SERVER_SCHEME
-from corpus.names import too_deep, too_long
-from corpus.roots import RootKind, relative_source
-from live import answering, status
+from live import answers, status
 from live.index import LiveIndex
 from live.status import StatusReport
 from live.watch import Watcher, WatchFactory
 from protocol import descriptions as d
-from protocol import schemas
-from protocol.arguments import EMPTY_QUERY, Refused, canonical, refusal
+from protocol import resources, schemas
+from protocol.arguments import Refused, canonical, refusal
 from protocol.clients import name_of, resolve, shaping
 from protocol.frames import serve_stdio
+from protocol.http import serve_http
 from protocol.legacy import Clients, add_subscriptions, advertise_list_changed, capture
 from protocol.notify import notifying
-from protocol.results import error_result, mime_type, tool_result
-from retrieval.engine.memory import map_large_blocks
-from retrieval.render import briefing
-from retrieval.render.excerpt import render_excerpt
-from retrieval.render.grammar import freshness_fields
-from retrieval.render.hits import Page, budget, render_context
-from retrieval.render.outline import outline
+from protocol.results import error_result, tool_result
 from retrieval.render.schema import SearchResult
-from retrieval.search import applies, policy
-from retrieval.search.answer import (
+from retrieval.search.request import (
     DEFAULT_DETAIL,
     DEFAULT_MAX_TOKENS,
     SECTIONS,
     WINDOWS,
-    Phase,
+    PathRequest,
+    PinnedRequest,
+    ReadRequest,
     SearchRequest,
 )
-from retrieval.search.reader import Excerpt
 from shared.sessions import serve_sockets
 
 log = logging.getLogger("agents_context")
 
 NAME = "agents-context"
-STATUS_URI = f"{SERVER_SCHEME}://status"
-OUTLINE_URI = f"{SERVER_SCHEME}://outline"
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 """Read-only, and reaching nothing but the project's files (the destructive and idempotent hints
 mean something only for a tool that writes, so they are not sent)."""
-SWITCH_INTERVAL_S = 0.0005
-"""The interpreter's thread switch interval while serving (see `serve`)."""
+TEXT_ONLY: dict[str, Any] = {"annotations": READ_ONLY, "structured_output": False}
+"""A read-only tool whose result is text alone (no output schema)."""
 
 
 @dataclass(slots=True)
 class App:
-    """Everything one server holds: its settings, the live index, the watcher, and the clients
-    to notify. Every tool, resource and the lifespan reach the state through it. Only a few
-    process-wide caches live outside it, each keyed by what it was computed from or checked
-    before use (docs/architecture.md, "What `App` does not hold")."""
+    """Everything one server holds, which every tool, resource and the lifespan reach: its settings,
+    the live index, the watcher, the clients to notify (docs/architecture.md, "What `App` does not hold")."""
 
     settings: Settings
     live: LiveIndex
@@ -104,28 +88,14 @@ class App:
         """The client a connection is treated as (`--client`, else the name it gave)."""
         return resolve(self.settings.client, name_of(session))
 
+    def loads(self, client: Client | None) -> Callable[[Corpus], Loaded]:
+        """What `client` puts into the model's context itself, in a corpus (`clients.known.loaded_by`)."""
+        return partial(loaded_by, client, hooked=self.settings.hooked)
+
     def instructions(self, client: Client | None) -> str:
         """The server instructions for `client`, from the index as it is now."""
-        live = self.live
-        has_docs = any(r.kind is RootKind.DOCS for r in live.roots)
-        with live.view() as view:
-            loaded = loaded_by(client, view.corpus, self.settings.hooked)
-            return briefing.instructions(
-                view.corpus,
-                self.settings.instructions_budget,
-                has_docs,
-                view.library,
-                indexing(live),
-                loaded,
-                client.name if client else "",
-            )
-
-    def read(self, uri: str) -> CorpusFile:
-        """A file by URI, read now; `ResourceNotFoundError` (a JSON-RPC error) with why if not served."""
-        try:
-            return read_uri(self.live.corpus, uri)
-        except CorpusError as exc:
-            raise ResourceNotFoundError(str(exc)) from None
+        name = client.name if client else ""
+        return answers.instructions(self.live, self.settings.instructions_budget, name, self.loads(client))
 
 
 class AgentsServer(MCPServer[App]):
@@ -138,38 +108,15 @@ class AgentsServer(MCPServer[App]):
 
     async def list_resources(self) -> list[Resource]:
         await anyio.to_thread.run_sync(self.app.catch_up)
-        listed = await super().list_resources()
-        with self.app.live.view() as view:
-            files = sorted(view.corpus.files.agents(), key=lambda f: f.path)
-        for f in files:
-            title = f.title or next(iter(briefing.headings(f)), None)
-            name = f.path if f.root.scoped else f.rel
-            priority = Annotations(priority=1.0 if f.pinned else 0.5)
-            listed.append(
-                Resource(
-                    uri=f.uri, name=name, title=title, mime_type=mime_type(f.rel), size=f.size, annotations=priority
-                )
-            )
-        return listed
+        return [*(await super().list_resources()), *resources.listed(self.app.live)]
 
     async def read_resource(
         self, uri: AnyUrl | str, context: Context[App, Any] | None = None
     ) -> Iterable[ReadResourceContents] | InputRequiredResult:
         await anyio.to_thread.run_sync(self.app.catch_up)
-        text = str(uri)
-        if not text.startswith((f"{AGENTS_SCHEME}://", f"{DOCS_SCHEME}://")):
+        if not str(uri).startswith(resources.FILE_SCHEMES):
             return await super().read_resource(uri, context)
-        if "#" in text:  # URI templates cannot match a fragment: one section, or a line range
-            excerpt = await anyio.to_thread.run_sync(self._excerpt, text)
-            return [ReadResourceContents(content=excerpt.text, mime_type=mime_type(excerpt.file.rel))]
-        f = await anyio.to_thread.run_sync(self.app.read, text)
-        return [ReadResourceContents(content=f.text, mime_type=mime_type(f.rel))]
-
-    def _excerpt(self, uri: str) -> Excerpt:
-        try:
-            return answering.read(self.app.live, uri)
-        except CorpusError as exc:
-            raise ResourceNotFoundError(str(exc)) from None
+        return [await anyio.to_thread.run_sync(resources.contents, self.app.live, str(uri))]
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[App, Any] | None = None
@@ -202,40 +149,29 @@ def create_server(live: LiveIndex, settings: Settings, watch_factory: WatchFacto
     advertise_list_changed(server)
     add_subscriptions(server, app.clients, live.roots)
     _tools(server, app)
-    _schemas(server)
-    _resources(server, app)
+    schemas.lean_schemas(server)
+    resources.add_resources(server, live, app.status)
     return server
 
 
-def _schemas(server: AgentsServer) -> None:
-    """Each tool's schemas as `tools/list` gives them, without what only costs bytes (`protocol.schemas`)."""
-    for tool in server._tool_manager.list_tools():  # an SDK internal: docs/development.md, "Dependencies"
-        tool.parameters = schemas.input_schema(tool.fn_metadata.arg_model)
-        if tool.fn_metadata.output_model is not None:
-            tool.fn_metadata.output_schema = schemas.output_schema(tool.fn_metadata.output_model)
-
-
-def indexing(live: LiveIndex) -> set[str]:
-    """Labels of the roots whose first indexing is still reading files (a cached index being
-    checked already knows its files)."""
-    return {r.label for r in live.roots if (c := live.condition(r)) is not None and c.phase is Phase.INDEXING}
-
-
-def _search(app: App, request: SearchRequest) -> CallToolResult:
-    """`context_search` and `search_docs`: one search, rendered within the budget."""
-    if not request.query.strip():
-        return error_result(EMPTY_QUERY)
-    if (why := answering.unknown_root(app.live, request)) is not None:
+def _answer(app: App, request: answers.Request) -> CallToolResult:
+    """A tool's request answered by `live.answers`, read-your-writes; a refusal, or a name that
+    reads nothing, as an error the model reads."""
+    if (why := answers.refusal(app.live, request)) is not None:
         return error_result(why)
     app.catch_up()
-    rendered = answering.answer(app.live, replace(request, deadline_s=app.settings.deadline_s))
-    return tool_result(rendered.text, rendered.result)
+    try:
+        out = answers.respond(app.live, request)
+    except CorpusError as exc:
+        return error_result(str(exc))
+    return tool_result(out.text, out.result if isinstance(out.result, SearchResult) else None)
 
 
 def _tools(server: AgentsServer, app: App) -> None:
     live = app.live
     with live.view() as view:  # named from what is served at start-up (docs roots still indexing: no size yet)
-        texts = d.describe(view.corpus, indexing(live), app.settings.pinned_budget)
+        texts = d.describe(view.corpus, answers.indexing(live), app.settings.pinned_budget)
+    deadline, pinned_budget = app.settings.deadline_s, app.settings.pinned_budget
 
     @server.tool(title="Search project context", annotations=READ_ONLY, description=texts.context_search)
     def context_search(
@@ -250,22 +186,10 @@ def _tools(server: AgentsServer, app: App) -> None:
         explain: d.Explain = False,
         queries: d.Queries = [],  # noqa: B006 - read, never changed
     ) -> Annotated[CallToolResult, SearchResult]:
-        return _search(
-            app,
-            SearchRequest(
-                query=query,
-                kind=SECTIONS,
-                k=k,
-                offset=offset,
-                path_prefix=path_prefix,
-                root=root,
-                detail=detail,
-                max_tokens=max_tokens,
-                generation=generation,
-                explain=explain,
-                variants=tuple(queries),
-            ),
-        )
+        return _answer(app, SearchRequest(
+            query=query, kind=SECTIONS, k=k, offset=offset, path_prefix=path_prefix, root=root, detail=detail,
+            max_tokens=max_tokens, generation=generation, explain=explain, variants=tuple(queries), deadline_s=deadline,
+        ))  # fmt: skip
 
     @server.tool(title="Search documentation passages", annotations=READ_ONLY, description=texts.search_docs)
     def search_docs(
@@ -280,48 +204,18 @@ def _tools(server: AgentsServer, app: App) -> None:
         explain: d.Explain = False,
         queries: d.Queries = [],  # noqa: B006 - read, never changed
     ) -> Annotated[CallToolResult, SearchResult]:
-        return _search(
-            app,
-            SearchRequest(
-                query=query,
-                kind=WINDOWS,
-                k=k,
-                offset=offset,
-                path_prefix=path_prefix,
-                root=root,
-                detail=detail,
-                max_tokens=max_tokens,
-                generation=generation,
-                explain=explain,
-                variants=tuple(queries),
-            ),
-        )
+        return _answer(app, SearchRequest(
+            query=query, kind=WINDOWS, k=k, offset=offset, path_prefix=path_prefix, root=root, detail=detail,
+            max_tokens=max_tokens, generation=generation, explain=explain, variants=tuple(queries), deadline_s=deadline,
+        ))  # fmt: skip
 
     @server.tool(title="Rules for a source file", annotations=READ_ONLY, description=texts.context_for_path)
     def context_for_path(
         path: d.SourcePath, max_tokens: d.MaxTokens = DEFAULT_MAX_TOKENS, detail: d.Detail = DEFAULT_DETAIL
     ) -> Annotated[CallToolResult, SearchResult]:
-        if not path.strip():
-            return error_result("path is required: pass the source file's path, e.g. 'src/api/auth.py'")
-        if why := too_long(path) or too_deep(path):
-            return error_result(why)
-        app.catch_up()
-        where = {r.label: rel for r in live.agents_roots if (rel := relative_source(r, path)) is not None}
-        with live.view() as view:
-            found = replace(
-                policy.path_answer(view.corpus, where), freshness=answering.freshness(live, view, live.agents_roots)
-            )
-        miss = applies.OUTSIDE if live.agents_roots and not where else applies.MISS
-        page = Page(detail=detail, max_tokens=budget(max_tokens), miss=miss.format(path=path))
-        rendered = render_context(path, found, page)
-        return tool_result(rendered.text, rendered.result)
+        return _answer(app, PathRequest(path=path, detail=detail, max_tokens=max_tokens))
 
-    @server.tool(
-        title="Read a file or section",
-        annotations=READ_ONLY,
-        description=texts.read_context,
-        structured_output=False,
-    )
+    @server.tool(title="Read a file or section", description=texts.read_context, **TEXT_ONLY)
     def read_context(
         path: d.ReadPath,
         section: d.Section = None,
@@ -329,82 +223,30 @@ def _tools(server: AgentsServer, app: App) -> None:
         end_line: d.EndLine = None,
         max_tokens: d.MaxTokens = DEFAULT_MAX_TOKENS,
     ) -> CallToolResult:
-        app.catch_up()
-        try:
-            excerpt = answering.read(live, path, section, start_line, end_line)
-        except CorpusError as exc:
-            return error_result(str(exc))
-        return tool_result(render_excerpt(excerpt, budget(max_tokens), answering.now(live, live.roots)))
+        asked = ReadRequest(name=path, section=section, start=start_line, end=end_line, max_tokens=max_tokens)
+        return _answer(app, asked)
 
-    def pinned_text(client: Client | None) -> str:
+    def pinned(client: Client | None) -> str:
         app.catch_up()
-        with live.view() as view:
-            fields = freshness_fields(answering.freshness(live, view, live.agents_roots))
-            loaded = loaded_by(client, view.corpus, app.settings.hooked)
-            name = client.name if client else ""
-            return briefing.pinned_context(view.corpus, app.settings.pinned_budget, fields, view.library, loaded, name)
+        name = client.name if client else ""
+        return answers.respond(live, PinnedRequest(budget=pinned_budget, client=name, loaded=app.loads(client))).text
 
-    @server.tool(
-        name="pinned_context",
-        title="Pinned project context",
-        annotations=READ_ONLY,
-        description=texts.pinned_context,
-        structured_output=False,
-    )
+    pinned_title = "Pinned project context"
+
+    @server.tool(name="pinned_context", title=pinned_title, description=texts.pinned_context, **TEXT_ONLY)
     def pinned_context_tool(ctx: Context) -> str:
-        return pinned_text(app.client_of(ctx.session))
+        return pinned(app.client_of(ctx.session))
 
-    @server.prompt(name="pinned_context", title="Pinned project context")
+    @server.prompt(name="pinned_context", title=pinned_title)
     async def pinned_context_prompt(ctx: Context) -> str:
         """The project's pinned files in full, then the searchable files and their section headings."""
-        return await anyio.to_thread.run_sync(pinned_text, app.client_of(ctx.session))
+        return await anyio.to_thread.run_sync(pinned, app.client_of(ctx.session))
 
     @server.tool(title="Index status", annotations=READ_ONLY, description=texts.context_status)
     def context_status() -> Annotated[CallToolResult, StatusReport]:
         app.catch_up()
         report = app.status()
         return tool_result(status.render(report), report)
-
-
-def _resources(server: AgentsServer, app: App) -> None:
-    @server.resource(
-        STATUS_URI,
-        name="status",
-        title="Index status",
-        mime_type="application/json",
-        description="The same report as the context_status tool, as JSON.",
-    )
-    def status_resource() -> str:
-        return app.status().model_dump_json(indent=2)
-
-    @server.resource(
-        OUTLINE_URI,
-        name="outline",
-        title="Outline",
-        mime_type="application/json",
-        description="Every .AGENTS file with its sections: headings, anchors, line ranges, estimated tokens.",
-    )
-    def outline_resource() -> str:
-        with app.live.view() as view:
-            return outline(view.corpus).model_dump_json(indent=1)
-
-    @server.resource(
-        f"{AGENTS_SCHEME}://{{+path}}",
-        name="agents-file",
-        mime_type="text/markdown",
-        description="A file of the .AGENTS folder; resources/list names every one.",
-    )
-    def agents_file(path: str) -> str:
-        return app.read(f"{AGENTS_SCHEME}://{path}").text
-
-    @server.resource(
-        f"{DOCS_SCHEME}://{{label}}/{{+path}}",
-        name="docs-file",
-        mime_type="text/markdown",
-        description="A file of a --docs root, by root label and relative path (not listed).",
-    )
-    def docs_file(label: str, path: str) -> str:
-        return app.read(f"{DOCS_SCHEME}://{label}/{path}").text
 
 
 def _lifespan(app: App) -> Callable[[MCPServer[App]], Any]:
@@ -424,19 +266,11 @@ def _lifespan(app: App) -> Callable[[MCPServer[App]], Any]:
     return lifespan
 
 
-# --- start-up -------------------------------------------------------------------------------
-
-
 def serve(settings: Settings, prepare: Callable[[AgentsServer], None] | None = None, background: bool = True) -> None:
     """Index the roots (`--docs` roots in the background), say what is served on stderr, and serve
     on the settings' transport until the client leaves (or, started by `agents-context-shared`,
     its sessions until none is left); `prepare` may add to the server first."""
-    configure_logging(settings.log_level or "INFO", settings.log_file)
-    # Searches are CPU-bound, sweeps and reads wait on the disk: with the default 5 ms switch
-    # interval a sweep's thread waits that long for the interpreter after each stat while a search
-    # runs, and a 38k-file rescan took 40x its time under back-to-back calls. 0.5 ms bounds that.
-    sys.setswitchinterval(SWITCH_INTERVAL_S)
-    map_large_blocks()  # what a large build drops goes back to the system (see its docstring)
+    prepare_process(settings)
     live = open_index(settings, background=background)
     announce(live)
     server = create_server(live, settings)
@@ -444,7 +278,7 @@ def serve(settings: Settings, prepare: Callable[[AgentsServer], None] | None = N
         prepare(server)
     try:
         if settings.transport == "http":
-            anyio.run(_serve_http, server, settings.host, settings.port)
+            anyio.run(serve_http, server, settings.host, settings.port)
         elif settings.relayed is not None:  # started by agents-context-shared
             anyio.run(serve_sockets, server, settings.relayed)
         else:
@@ -454,42 +288,9 @@ def serve(settings: Settings, prepare: Callable[[AgentsServer], None] | None = N
         live.close()  # the cache entries of roots that changed since start-up
 
 
-async def _serve_http(server: AgentsServer, host: str, port: int) -> None:
-    """Streamable HTTP at http://HOST:PORT/mcp. On localhost the SDK turns on DNS-rebinding
-    protection (Host and Origin must be local); any other host is reachable from the network."""
-    import uvicorn  # only this transport needs it
-
-    if host not in ("127.0.0.1", "localhost", "::1"):
-        log.warning("# listening on %s: reachable from the network, without DNS-rebinding protection", host)
-    app = server.streamable_http_app(host=host)
-    config = uvicorn.Config(app, host=host, port=port, log_config=None, log_level="warning")
-    log.info("# serving MCP over streamable HTTP at http://%s:%d/mcp", host, port)
-    await uvicorn.Server(config).serve()
-
-
 def main(argv: Sequence[str] | None = None) -> None:
     """`agents-context`: serve (the default command), or run another command of `cli`."""
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["hook"]:  # as `agents-context-hook`, which starts faster (it loads no MCP SDK)
-        from hook.main import main as hook
-
-        raise SystemExit(hook(argv[1:]))
-    if argv in (["-h"], ["--help"]):  # the commands, then every flag of the default one
-        raise SystemExit(show_help())
-    if not argv or (argv[0] not in COMMANDS and argv[0] != "--version"):
-        argv = ["serve", *argv]
-    args = parse(argv)
-    if args.command != "serve":
-        from cli import commands  # the terminal output (rich) loads only for these commands
-
-        raise SystemExit(commands.run(args))
-    try:
-        settings = Settings.from_args(args)
-    except CorpusError as exc:
-        configure_logging(args.log_level or "INFO", args.log_file)
-        log.error("%s", exc)
-        raise SystemExit(2) from None
-    serve(settings)
+    serve(serving(list(sys.argv[1:] if argv is None else argv)))
 
 
 if __name__ == "__main__":

@@ -29,8 +29,8 @@ from corpus.roots import make_roots
 from corpus.rules import PinSet
 from retrieval.engine.library import Library, index_corpus
 from retrieval.engine.ranking import DEFAULT, PLAIN, Ranking
-from retrieval.search.answer import SECTIONS, WINDOWS, SearchKind, SearchRequest
 from retrieval.search.policy import Policy
+from retrieval.search.request import SECTIONS, WINDOWS, SearchKind, SearchRequest
 
 DEVSETS = Path(__file__).resolve().parent / "devsets"
 KINDS = ("lookup", "how-to", "conceptual", "comparison", "troubleshooting")
@@ -112,7 +112,7 @@ def indexed(devset: DevSet, ranking: Ranking) -> tuple[Corpus, Library]:
 def ranked(policy: Policy, corpus: Corpus, query: str, kind: SearchKind, queries: Sequence[str] = ()) -> list[Hit]:
     """(path in the set's files, heading) of each hit, best first, as the tool answers it."""
     request = SearchRequest(query=query, kind=kind, k=DEPTH, deadline_s=60.0, variants=tuple(queries))
-    return [(split_display(d.unit.path)[1], d.unit.heading) for d in policy.answer(request, corpus).docs]
+    return [(split_display(d.unit.path)[1], d.unit.heading) for d in policy.rank(request, corpus).docs]
 
 
 def first(found: Iterable[object], wanted: frozenset[object]) -> int | None:

@@ -37,8 +37,8 @@ from corpus.identity import split_display
 from retrieval.chunks.sections import INTRO
 from retrieval.chunks.units import Unit
 from retrieval.engine.ranking import DEFAULT
-from retrieval.search.answer import SECTIONS, WINDOWS, SearchKind, SearchRequest
 from retrieval.search.policy import Policy
+from retrieval.search.request import SECTIONS, WINDOWS, SearchKind, SearchRequest
 
 CANDIDATES = 30
 """How many of the tools' best hits the model re-ranks (the page bonus's and proximity's depth)."""
@@ -126,7 +126,7 @@ def run(devset: DevSet, model: MiniLM, alone: bool) -> dict[str, Ranks]:
         lists: dict[str, dict[SearchKind, list[Hit]]] = {name: {} for name in names}
         for kind in (WINDOWS, SECTIONS):
             request = SearchRequest(query=q.text, kind=kind, k=CANDIDATES, deadline_s=60.0)
-            docs = policy.answer(request, corpus).docs
+            docs = policy.rank(request, corpus).docs
             similar = [float(model.unit(d.unit) @ question) for d in docs]
             lists["ours"][kind] = [keyed(d.unit) for d in docs]
             for w in WEIGHTS:

@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from bench.devsets import indexed, load_sets
 from bench.measure import median, percentile
 from retrieval.engine.ranking import DEFAULT
-from retrieval.search.answer import WINDOWS, SearchRequest
 from retrieval.search.policy import Policy
+from retrieval.search.request import WINDOWS, SearchRequest
 
 REPEATS = 5
 
@@ -40,7 +40,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             for _ in range(REPEATS):
                 for name, policy in (("without", without), ("with", with_links)):
                     started = time.perf_counter()
-                    policy.answer(request, corpus)
+                    policy.rank(request, corpus)
                     runs[name].append(time.perf_counter() - started)
             for name, taken in runs.items():
                 times[name].append(median(taken))

@@ -26,8 +26,8 @@ from corpus.roots import make_roots
 from corpus.rules import PinSet
 from retrieval.engine.library import Library
 from retrieval.engine.ranking import DEFAULT
-from retrieval.search.answer import SECTIONS
 from retrieval.search.policy import served
+from retrieval.search.request import SECTIONS
 from retrieval.search.retriever import RetrievalRequest
 
 INDEX_PAGES = ("index.md", "index.mdx", "readme.md")

@@ -46,8 +46,8 @@ from bench.datasets import (
 from retrieval.chunks.units import Unit
 from retrieval.engine.library import Library
 from retrieval.engine.ranking import DEFAULT, PLAIN, Ranking
-from retrieval.search.answer import SECTIONS, WINDOWS
 from retrieval.search.policy import served
+from retrieval.search.request import SECTIONS, WINDOWS
 from retrieval.search.retriever import RetrievalRequest
 
 MEASURES = [nDCG @ 10, R @ 100, AP]

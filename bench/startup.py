@@ -48,7 +48,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     from live.index import LiveIndex
     from retrieval.engine.ranking import DEFAULT
     from retrieval.render.hits import render_docs
-    from retrieval.search.answer import WINDOWS, Answer, Method
+    from retrieval.search.request import WINDOWS, Answer, Method
     from retrieval.search.retriever import RetrievalRequest
 
     rss0 = rss_bytes() or 0

@@ -1,6 +1,6 @@
 """The command line for people: see what the agent will see, and lint the corpus.
 
-Every command runs the functions the MCP tools run (`live.answering`, `retrieval.render`,
+Every command runs the functions the MCP tools run (`live.answers`, `retrieval.render`,
 `live.status`, `cli.doctor`, `cli.evaluate`; `cache` runs `live.cache`'s); none has an
 implementation of its own. Each returns an `Output`: plain text (what is printed when stdout is
 not a terminal), a pydantic model (`--json`; its JSON Schema is `--json-schema`), an exit
@@ -38,13 +38,11 @@ from cli.findings import Finding
 from cli.settings import DEFAULTS, Settings, configure_logging, open_index
 from clients import claude_code
 from corpus.errors import CorpusError, NotInCorpus
-from live import answering, cache, status
+from live import answers, cache, status
 from live.index import LiveIndex
 from retrieval.render import outline as outlines
-from retrieval.render.excerpt import render_excerpt
-from retrieval.render.hits import budget
 from retrieval.render.schema import SearchResult
-from retrieval.search.answer import DEFAULT_MAX_TOKENS, SECTIONS, WINDOWS, SearchRequest
+from retrieval.search.request import DEFAULT_MAX_TOKENS, SECTIONS, WINDOWS, ReadRequest, SearchRequest
 
 log = logging.getLogger("agents_context")
 
@@ -111,20 +109,19 @@ SCHEMAS: dict[str, type[BaseModel]] = {
 
 def run_search(live: LiveIndex, request: SearchRequest) -> Output:
     """`agents-context search`: the request answered as its tool answers it."""
-    if (why := answering.unknown_root(live, request)) is not None:
+    if (why := answers.unknown_root(live, request)) is not None:
         raise NotInCorpus(why)
-    rendered = answering.answer(live, request)
+    rendered = answers.respond(live, request)
 
     def show(console: Console) -> None:
-        body, _, status_line = rendered.text.rpartition("\n\n")
         if not rendered.result.hits:
-            console.print(Text(body, style="yellow"))
+            console.print(Text(rendered.body, style="yellow"))
         for hit in rendered.result.hits:
             title = f"{hit.citation}  score {hit.score:.2f}"
             console.print(
                 Panel(Text(hit.text or hit.section_uri), title=title, title_align="left", border_style="cyan")
             )
-        console.print(Text(status_line, style="dim"))
+        console.print(Text(rendered.status, style="dim"))
 
     return Output(rendered.text, rendered.result, 0, show)
 
@@ -132,8 +129,8 @@ def run_search(live: LiveIndex, request: SearchRequest) -> Output:
 def run_read(
     live: LiveIndex, path: str, start: int | None = None, end: int | None = None, max_tokens: int = DEFAULT_MAX_TOKENS
 ) -> Output:
-    excerpt = answering.read(live, path, None, start, end)
-    text = render_excerpt(excerpt, budget(max_tokens), answering.now(live, live.roots))
+    rendered = answers.respond(live, ReadRequest(name=path, start=start, end=end, max_tokens=max_tokens))
+    excerpt = rendered.result
     model = ReadResult(
         path=excerpt.file.path,
         uri=excerpt.file.uri,
@@ -144,15 +141,14 @@ def run_read(
     )
 
     def show(console: Console) -> None:
-        block, _, status_line = text.rpartition("\n\n")
-        shown = block.partition("\n")[2].removesuffix("</context>").rstrip("\n")  # within --max-tokens
+        shown = rendered.body.partition("\n")[2].removesuffix("</context>").rstrip("\n")  # within --max-tokens
         where = f"{excerpt.file.path}:{excerpt.start_line}-{excerpt.end_line}"
         title = f"{where} ({model.section})" if model.section else where
         body = Syntax(shown, "markdown", line_numbers=True, start_line=excerpt.start_line, word_wrap=True)
         console.print(Panel(body, title=Text(title), title_align="left", border_style="cyan"))
-        console.print(Text(status_line, style="dim"))
+        console.print(Text(rendered.status, style="dim"))
 
-    return Output(text, model, 0, show)
+    return Output(rendered.text, model, 0, show)
 
 
 def run_outline(live: LiveIndex) -> Output:

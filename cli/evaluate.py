@@ -21,10 +21,10 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from live import answering
+from live import answers
 from live.index import LiveIndex
 from retrieval.chunks.sections import plain_heading
-from retrieval.search.answer import SearchRequest
+from retrieval.search.request import SearchRequest
 from retrieval.search.retriever import RetrievedDocument
 
 DEPTH = 10
@@ -168,7 +168,7 @@ def evaluate_report(live: LiveIndex, questions: Sequence[EvalQuestion], k: int =
     hit1 = hitk = rr = 0.0
     misses: list[Miss] = []
     for q in questions:
-        found = answering.search(live, SearchRequest(query=q.text, k=max(DEPTH, k))).docs
+        found = answers.search(live, SearchRequest(query=q.text, k=max(DEPTH, k))).docs
         rank = next((i for i, d in enumerate(found, start=1) if is_hit(d, q)), None)
         hit1 += rank == 1
         hitk += rank is not None and rank <= k

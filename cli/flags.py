@@ -4,18 +4,20 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 from importlib import metadata
 from pathlib import Path
 
 from cli import setup as client_setup
-from cli.settings import DEFAULTS
+from cli.settings import DEFAULTS, Settings, configure_logging
 from clients import claude_code
 from clients.known import BY_KEY, UNKNOWN
+from corpus.errors import CorpusError
 from live.cache import default_dir
-from retrieval.search.answer import DEFAULT_DETAIL, DEFAULT_MAX_TOKENS, DETAILS, SECTIONS, WINDOWS
 from retrieval.search.fusion import MAX_QUERIES
+from retrieval.search.request import DEFAULT_DETAIL, DEFAULT_MAX_TOKENS, DETAILS, SECTIONS, WINDOWS
 
 
 def version() -> str:
@@ -333,3 +335,28 @@ def show_help() -> int:
     except BrokenPipeError:  # `agents-context --help | head`: the reader left, which is fine
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
+
+
+def serving(argv: list[str]) -> Settings:
+    """`agents-context`'s arguments read: the settings to serve with, the default command; any
+    other command (and `hook`, `--help`, `--version`) runs here and exits (`SystemExit`), as does
+    a root that cannot be served (status 2, why on stderr)."""
+    if argv[:1] == ["hook"]:  # as `agents-context-hook`, which starts faster (it loads no MCP SDK)
+        from hook.main import main as hook
+
+        raise SystemExit(hook(argv[1:]))
+    if argv in (["-h"], ["--help"]):  # the commands, then every flag of the default one
+        raise SystemExit(show_help())
+    if not argv or (argv[0] not in COMMANDS and argv[0] != "--version"):
+        argv = ["serve", *argv]
+    args = parse(argv)
+    if args.command != "serve":
+        from cli import commands  # the terminal output (rich) loads only for these commands
+
+        raise SystemExit(commands.run(args))
+    try:
+        return Settings.from_args(args)
+    except CorpusError as exc:
+        configure_logging(args.log_level or "INFO", args.log_file)
+        logging.getLogger("agents_context").error("%s", exc)
+        raise SystemExit(2) from None

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import re
 import stat
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path, PurePosixPath
@@ -294,6 +294,13 @@ def relative_source(root: Root, source: str, base: Path | None = None) -> str | 
         return _inside(_real(given), project) if given.is_absolute() else None  # a drive path on POSIX: none here
     here = _inside(_real((base or Path.cwd()) / text), project)
     return here if here is not None else _inside(_real(project / text), project)
+
+
+def relative_sources(roots: Iterable[Root], source: str, base: Path | None = None) -> dict[str, str]:
+    """`source` relative to the project of each root that holds it, by root label
+    (`relative_source`, `base` as there): where `context_for_path` and the hook ask which rules
+    apply (`retrieval.search.applies.applicable`)."""
+    return {r.label: rel for r in roots if (rel := relative_source(r, source, base)) is not None}
 
 
 def _real(path: Path) -> Path:

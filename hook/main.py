@@ -36,7 +36,7 @@ from clients.payloads import Event
 from corpus.catalog import Corpus, load
 from corpus.files import CorpusFile
 from corpus.names import too_deep, too_long
-from corpus.roots import DEFAULT_ROOT_NAMES, has_conventional_files, make_roots, relative_source
+from corpus.roots import DEFAULT_ROOT_NAMES, has_conventional_files, make_roots, relative_sources
 from hook.memo import Memo
 from hook.sessions import Session, log, sweep
 from retrieval.chunks.units import Unit, sections_of
@@ -46,7 +46,7 @@ from retrieval.render.rules import Handed, RuleFile, hand
 from retrieval.search.applies import Applicable, applicable
 from retrieval.search.fitting import best_first, names_the_file
 
-__all__ = ["answer", "at_start", "main", "on_touch"]
+__all__ = ["at_start", "main", "on_touch", "respond"]
 
 MAX_PAYLOAD = 4 << 20
 """The largest payload read, in bytes (a Write of a file over 4 MiB gets no rules)."""
@@ -96,8 +96,7 @@ def on_touch(event: Event, host: Hook, corpus: Corpus, session: Session, limit: 
     sections = memo.sections if memo is not None else sections_of
     found: dict[str, list[Applicable]] = {}
     for path in event.paths:
-        where = {r.label: rel for r in corpus.agents_roots if (rel := relative_source(r, path, event.cwd)) is not None}
-        for item in applicable(corpus, where, sections):
+        for item in applicable(corpus, relative_sources(corpus.agents_roots, path, event.cwd), sections):
             f = corpus.files.get(item.unit.path)
             if f is None or f.pinned:  # a pinned file came at the session's start
                 continue
@@ -170,7 +169,7 @@ def project_of(event: Event) -> Path:
 # --- the command ---------------------------------------------------------------------------------
 
 
-def answer(client: str, payload: object) -> str:
+def respond(client: str, payload: object) -> str:
     """What the hook prints for `payload` ('' for nothing)."""
     known = HOOKED[client]
     host = known.hook
@@ -232,7 +231,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if client is None:
             raise Ignored(f"the first argument must be one of {', '.join(HOOKED)}, not {args[:1]}")
-        out = answer(client, read_payload(getattr(sys.stdin, "buffer", None)))
+        out = respond(client, read_payload(getattr(sys.stdin, "buffer", None)))
     except Exception as exc:  # never in the way: log and say nothing (or the host's "nothing")
         why = str(exc) if isinstance(exc, Ignored) else f"{type(exc).__name__}: {exc}"
         log(f"{' '.join(args)}: {why}")

@@ -45,7 +45,7 @@ from live.sync import PATROL_S, Progress, RootSync
 from retrieval.chunks.units import Unit
 from retrieval.engine.library import Library
 from retrieval.engine.ranking import DEFAULT, Ranking
-from retrieval.search.answer import Phase, RootCondition
+from retrieval.search.request import Phase, RootCondition
 
 log = logging.getLogger("agents_context.index")
 

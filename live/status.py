@@ -18,7 +18,7 @@ from live.index import LiveIndex
 from live.watch import Watcher
 from retrieval.render.grammar import condition_words, inline, utc, with_status
 from retrieval.render.schema import LastUpdate
-from retrieval.search.answer import RootCondition
+from retrieval.search.request import RootCondition
 
 
 class Skip(BaseModel):

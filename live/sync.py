@@ -53,7 +53,7 @@ from live.persist import freeze_chunk
 from live.settle import Came, Later, Settler, young
 from live.store import Store
 from retrieval.engine.memory import release_free_memory
-from retrieval.search.answer import Phase, RootCondition
+from retrieval.search.request import Phase, RootCondition
 
 log = logging.getLogger("agents_context.index")
 

@@ -100,7 +100,7 @@ class Pool:
     def __exit__(self, *_: object) -> None:
         self.close()
 
-    def read(self, parts: list[T], send: Callable[[T], bytes]) -> Iterator[tuple[T, Part | Failed]]:
+    def run(self, parts: list[T], send: Callable[[T], bytes]) -> Iterator[tuple[T, Part | Failed]]:
         """Each part and what a worker made of it (`send(part)`: the pickled call), as each is
         done; `parts` is emptied as they are taken. A part whose worker failed or died comes back
         as `Failed` (a worker that died reads nothing more; once none is left, neither do the
@@ -291,15 +291,15 @@ def shared(
         yield from (Packed(part, None, [], part) for part in parts)
         return
     with pool:
-        for part, answer in pool.read(parts, call):
+        for part, made in pool.run(parts, call):
             try:
-                if isinstance(answer, Failed):
-                    raise answer
-                saved = codec.restore(root, PART, answer.arrays, trails)
+                if isinstance(made, Failed):
+                    raise made
+                saved = codec.restore(root, PART, made.arrays, trails)
             except Exception as exc:  # a worker that failed or sent something unusable: read its chunk here
                 log.warning("a worker failed on %d files of %s (%s); reading them here", len(part), root.label, exc)
                 yield Packed(part, None, [], part)
                 continue
-            left = set(answer.unread)
-            skipped = [SkippedFile(root, rel, refusal) for rel, refusal in answer.skipped]
+            left = set(made.unread)
+            skipped = [SkippedFile(root, rel, refusal) for rel, refusal in made.skipped]
             yield Packed(part, saved, skipped, [ref for ref in part if ref.rel in left])

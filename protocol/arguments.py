@@ -23,7 +23,6 @@ from pydantic_core import CoreSchema, PydanticCustomError, core_schema
 
 ALIASES = {"q": "query", "text": "query", "limit": "k", "top_k": "k", "n": "k"}
 """Argument names models commonly use, accepted for the canonical ones."""
-EMPTY_QUERY = "query is required: pass a non-empty 'query' string"
 _WHOLE = re.compile(r"[+-]?[0-9]+(?:\.0+)?")
 """A whole number written as a string: `"7"`, `"-3"`, `"7.0"` (not `"1e1"`, `"7.5"`, `"seven"`)."""
 _REFUSED = "refused"

@@ -16,9 +16,9 @@ from corpus.identity import file_uri
 from protocol.arguments import Whole, choice, flag, strings
 from retrieval.render import briefing
 from retrieval.render.hits import MAX_MAX_TOKENS, MIN_MAX_TOKENS
-from retrieval.search import answer
-from retrieval.search.answer import SECTIONS, WINDOWS
+from retrieval.search import request
 from retrieval.search.fusion import MAX_QUERIES
+from retrieval.search.request import SECTIONS, WINDOWS
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,8 +111,8 @@ MaxTokens = Annotated[
     int, Whole(MIN_MAX_TOKENS, MAX_MAX_TOKENS), Field(description="Budget in tokens, chars/4 (clamped).")
 ]
 Detail = Annotated[
-    answer.Detail,
-    choice(get_args(answer.Detail)),
+    request.Detail,
+    choice(get_args(request.Detail)),
     Field(description="paths (cheapest), snippets (best lines) or sections (whole text)."),
 ]
 Offset = Annotated[int, Whole(0), Field(description="Hits to skip (clamped): the status line's next_offset.")]

@@ -15,6 +15,7 @@ from collections.abc import Collection, Iterator, Mapping
 from functools import lru_cache
 from typing import Any
 
+from mcp.server.mcpserver import MCPServer
 from pydantic import BaseModel, TypeAdapter
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode, JsonSchemaValue
 from pydantic_core import CoreSchema, core_schema
@@ -203,3 +204,11 @@ def _replace_ref(node: Any, ref: str, definition: dict[str, Any]) -> Any:
     if isinstance(node, list):
         return [_replace_ref(v, ref, definition) for v in node]
     return node
+
+
+def lean_schemas(server: MCPServer[Any]) -> None:
+    """Each registered tool's schemas replaced by these (`input_schema`, `output_schema`)."""
+    for tool in server._tool_manager.list_tools():  # an SDK internal: docs/development.md, "Dependencies"
+        tool.parameters = input_schema(tool.fn_metadata.arg_model)
+        if tool.fn_metadata.output_model is not None:
+            tool.fn_metadata.output_schema = output_schema(tool.fn_metadata.output_model)

@@ -14,8 +14,8 @@ from mcp.shared.subscriptions import ResourcesListChanged
 from mcp.types import ServerNotification
 
 from corpus.names import MAX_PATH_NAMES
-from protocol.arguments import EMPTY_QUERY
 from retrieval.search import applies
+from retrieval.search.request import EMPTY_QUERY
 from server import AgentsServer
 from tests.helpers import MODES, TOOLS, call, eventually, make_server, search, split_status, text_of
 

@@ -21,7 +21,7 @@ from corpus.files import CorpusFile
 from corpus.markdown import is_markdown, is_mdx
 from corpus.roots import RootKind
 from retrieval.chunks.sections import INTRO, SectionSpan, sections
-from retrieval.render.grammar import escape_attribute, inline, neutralise, with_status
+from retrieval.render.grammar import Rendered, escape_attribute, inline, neutralise, rendered
 
 if TYPE_CHECKING:
     from retrieval.engine.library import Library  # the index, when the caller has one: no numpy for the hook
@@ -157,7 +157,7 @@ def pinned_context(
     library: Library | None = None,
     loaded: Mapping[str, str] | None = None,
     client: str = "",
-) -> str:
+) -> Rendered[None]:
     """The pinned files whole (within the budget), then the full manifest, then STATUS. The
     pinned files the client loaded itself (`loaded`, by display path) are named, not repeated."""
     loaded = loaded or {}
@@ -166,7 +166,7 @@ def pinned_context(
     listed = on_demand(corpus)
     fields = {"pinned": len(pinned(corpus)), "searchable_files": len(listed), **(status or {})}
     full = manifest(corpus, 0, listed, library, limit=MANIFEST_CHARS)
-    return with_status("\n\n".join(p for p in [note, *blocks, full] if p), fields)
+    return rendered("\n\n".join(p for p in [note, *blocks, full] if p), fields, None)
 
 
 # --- instructions ---------------------------------------------------------------------------

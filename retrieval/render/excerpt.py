@@ -4,13 +4,21 @@ are shown through `neutralise` (grammar.py), so none of them reads as a delimite
 
 from __future__ import annotations
 
-from retrieval.render.grammar import MAX_ATTRIBUTE_CHARS, escape_attribute, freshness_fields, neutralise, with_status
+from retrieval.render.grammar import (
+    MAX_ATTRIBUTE_CHARS,
+    Rendered,
+    escape_attribute,
+    freshness_fields,
+    neutralise,
+    rendered,
+    with_status,
+)
 from retrieval.render.hits import fit_lines
-from retrieval.search.answer import Freshness
 from retrieval.search.reader import Excerpt
+from retrieval.search.request import Freshness
 
 
-def render_excerpt(excerpt: Excerpt, max_tokens: int, freshness: Freshness | None = None) -> str:
+def render_excerpt(excerpt: Excerpt, max_tokens: int, freshness: Freshness | None = None) -> Rendered[None]:
     """A `<context path section lines>` block of exactly what was asked for, within the budget;
     a cut says where to continue (`start_line=`)."""
     f, section = excerpt.file, excerpt.section
@@ -23,10 +31,10 @@ def render_excerpt(excerpt: Excerpt, max_tokens: int, freshness: Freshness | Non
         fields["other_sections"] = " ".join(f"#{u.anchor}" for u in excerpt.others)
     if freshness is not None:
         fields.update(freshness_fields(freshness))
-    text = with_status(f"{head}\n{neutralise(excerpt.text)}\n</context>", fields)
+    whole = rendered(f"{head}\n{neutralise(excerpt.text)}\n</context>", fields, None)
     limit = max_tokens * 4
-    if len(text) <= limit:
-        return text
+    if len(whole.text) <= limit:
+        return whole
     lines = [neutralise(line) for line in excerpt.text.split("\n")]
     fields = {**fields, "truncated": 1, "next_line": excerpt.end_line}
     widest = f"[... cut at line {excerpt.end_line} of {span}; continue with start_line={excerpt.end_line}]"
@@ -35,4 +43,4 @@ def render_excerpt(excerpt: Excerpt, max_tokens: int, freshness: Freshness | Non
     last = excerpt.start_line + len(kept) - 1
     fields["next_line"] = last + 1
     marker = f"[... cut at line {last} of {span}; continue with start_line={last + 1}]"
-    return with_status(f"{head}\n" + "\n".join(kept) + f"\n{marker}\n</context>", fields)
+    return rendered(f"{head}\n" + "\n".join(kept) + f"\n{marker}\n</context>", fields, None)

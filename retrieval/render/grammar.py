@@ -18,13 +18,14 @@ import json
 import re
 import unicodedata
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from corpus.names import shorten
 
 if TYPE_CHECKING:
-    from retrieval.search.answer import Freshness, RootCondition
+    from retrieval.search.request import Freshness, RootCondition
 
 ECHO_CHARS = 200
 """A query quoted back in a miss line is cut to this many characters (the budget must hold)."""
@@ -51,10 +52,33 @@ def _value(value: object) -> str:
     return "".join(c if c.isprintable() else json.dumps(c)[1:-1] for c in json.dumps(text, ensure_ascii=False))
 
 
+R = TypeVar("R")
+
+
+@dataclass(frozen=True, slots=True)
+class Rendered(Generic[R]):
+    """An answer as a client reads it: its BODY and its STATUS line apart, so no caller parses
+    them back out of the text, and its structured content (`result`; None for a text answer)."""
+
+    body: str
+    status: str
+    result: R
+
+    @property
+    def text(self) -> str:
+        """BODY, a blank line, STATUS: the text result."""
+        return f"{self.body}\n\n{self.status}"
+
+
+def rendered(body: str, fields: Mapping[str, object], result: R) -> Rendered[R]:
+    """BODY and STATUS. A BODY line that would read as a STATUS line is neutralised here too,
+    whoever wrote the BODY, so every answer has exactly one STATUS line: its last."""
+    return Rendered(_neutralise(body, _STATUS_LOOKALIKE), status_line(fields), result)
+
+
 def with_status(body: str, fields: Mapping[str, object]) -> str:
-    """BODY, a blank line, STATUS. A BODY line that would read as a STATUS line is neutralised
-    here too, whoever wrote the BODY, so every answer has exactly one STATUS line: its last."""
-    return f"{_neutralise(body, _STATUS_LOOKALIKE)}\n\n{status_line(fields)}"
+    """BODY, a blank line, STATUS (`rendered`'s text)."""
+    return rendered(body, fields, None).text
 
 
 # --- what keeps the grammar unforgeable ---------------------------------------------------------

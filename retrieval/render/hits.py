@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from corpus.names import shorten
 from retrieval.render.grammar import (
     MAX_ATTRIBUTE_CHARS,
+    Rendered,
     condition_words,
     conditions_field,
     echo,
@@ -24,13 +25,14 @@ from retrieval.render.grammar import (
     freshness_fields,
     inline,
     neutralise,
+    rendered,
     status_echo,
     status_line,
     utc,
     with_status,
 )
 from retrieval.render.schema import Hit, LastUpdate, MatchedTerm, SearchResult
-from retrieval.search.answer import (
+from retrieval.search.request import (
     DEFAULT_DETAIL,
     DEFAULT_MAX_TOKENS,
     Answer,
@@ -96,12 +98,6 @@ class Page:
     @property
     def limit(self) -> int:
         return self.max_tokens * 4
-
-
-@dataclass(frozen=True, slots=True)
-class Rendered:
-    text: str
-    result: SearchResult
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -235,7 +231,7 @@ def _context_open(doc: RetrievedDocument, answer: Answer, page: Page, closed: bo
     return f"<context {attrs}{' /' if closed else ''}>"
 
 
-def render_context(query: str, answer: Answer, page: Page | None = None) -> Rendered:
+def render_context(query: str, answer: Answer, page: Page | None = None) -> Rendered[SearchResult]:
     page = page or Page()
     if answer.past_end is not None:
         return _miss(CONTEXT_PAST_END.format(query=echo(query), why=_past_end(answer, page)), answer, page)
@@ -260,7 +256,7 @@ def render_context(query: str, answer: Answer, page: Page | None = None) -> Rend
 # --- search_docs --------------------------------------------------------------------------------
 
 
-def render_docs(query: str, answer: Answer, page: Page | None = None) -> Rendered:
+def render_docs(query: str, answer: Answer, page: Page | None = None) -> Rendered[SearchResult]:
     """`--- path#chunk (score=...) ---` blocks and the cost footer `[N hits, ~C chars (~T tokens)]`,
     C = hit text chars (docs/contracts.md, "`search_docs` BODY")."""
     page = page or Page()
@@ -306,22 +302,26 @@ Block = Callable[..., str]
 Body = Callable[[Sequence[str], int], str]
 
 
-def _fit(answer: Answer, page: Page, block: Block, body: Body) -> Rendered:
+def _fit(answer: Answer, page: Page, block: Block, body: Body) -> Rendered[SearchResult]:
     docs = answer.docs
     blocks = [block(d) for d in docs]
     for n in range(len(docs), 0, -1):
         status = Status.of(answer, page, n)
-        text = with_status(body(blocks[:n], len(docs) - n), status.fields())
-        if len(text) <= page.limit:
-            return Rendered(text, _result(answer, page, status, [_shown(d, answer, page) for d in docs[:n]]))
+        text = rendered(body(blocks[:n], len(docs) - n), status.fields(), None)
+        if len(text.text) <= page.limit:
+            return _with_result(text, _result(answer, page, status, [_shown(d, answer, page) for d in docs[:n]]))
     shown, cut = _cut(docs[0], answer, page, block, body)
     status = Status.of(answer, page, 1, cut=True)
-    text = with_status(body([block(docs[0], shown)], len(docs) - 1), status.fields())
-    if len(text) <= page.limit:
-        return Rendered(text, _result(answer, page, status, [cut]))
+    text = rendered(body([block(docs[0], shown)], len(docs) - 1), status.fields(), None)
+    if len(text.text) <= page.limit:
+        return _with_result(text, _result(answer, page, status, [cut]))
     # Even the first hit's path and heading alone exceed the budget: show none, skip past it.
     status = Status.of(answer, page, 0)
-    return Rendered(with_status(body([], len(docs)), status.fields()), _result(answer, page, status, []))
+    return rendered(body([], len(docs)), status.fields(), _result(answer, page, status, []))
+
+
+def _with_result(text: Rendered[None], result: SearchResult) -> Rendered[SearchResult]:
+    return Rendered(text.body, text.status, result)
 
 
 def _cut(doc: RetrievedDocument, answer: Answer, page: Page, block: Block, body: Body) -> tuple[str, str]:
@@ -351,7 +351,7 @@ def _cut(doc: RetrievedDocument, answer: Answer, page: Page, block: Block, body:
     return candidate([neutralise(first)], u.start_line), candidate([first], u.start_line)
 
 
-def _miss(line: str, answer: Answer, page: Page) -> Rendered:
+def _miss(line: str, answer: Answer, page: Page) -> Rendered[SearchResult]:
     """The miss line, then the nearest headings and files, as many as the budget holds."""
     status = Status.of(answer, page, 0)
     shown_status = status.line()
@@ -373,7 +373,7 @@ def _miss(line: str, answer: Answer, page: Page) -> Rendered:
             shown += "\n" + item
         if shown != body + header:
             body = shown
-    return Rendered(f"{body}\n\n{shown_status}", _result(answer, page, status, []))
+    return Rendered(body, shown_status, _result(answer, page, status, []))
 
 
 # --- the structured result ----------------------------------------------------------------------

@@ -9,7 +9,7 @@ For `src/api/auth.py`, most specific first:
 3. sections whose own heading, or files whose path, name one of its folders (or its own name),
    the deepest folder first.
 
-This module imports nothing of the engine (no numpy): the hook (`cli/hook.py`) runs it in a
+This module imports nothing of the engine (no numpy): the hook (`hook/main.py`) runs it in a
 process of its own before every file an agent touches. `policy.path_answer` makes its sections an
 `Answer` for the tool.
 

@@ -28,12 +28,12 @@ from retrieval.chunks.sections import INTRO
 from retrieval.chunks.units import Unit
 from retrieval.engine.index import BM25Index
 from retrieval.engine.library import Library
-from retrieval.search.answer import SECTIONS, Answer, Method, Miss, Scope, SearchKind, SearchRequest
 from retrieval.search.applies import applicable
 from retrieval.search.feedback import expansion
 from retrieval.search.fusion import fuse, variants
 from retrieval.search.links import LinkTo, links
 from retrieval.search.nearest import Candidate, Nearest, candidates, nearest
+from retrieval.search.request import SECTIONS, Answer, Method, Miss, Scope, SearchKind, SearchRequest
 from retrieval.search.retriever import BM25Retriever, Found, RetrievalRequest, RetrievedDocument, Retriever
 from retrieval.text.query import Query, looks_like_path, parse
 
@@ -85,7 +85,7 @@ class Policy:
         not on every miss (on a 38k-file docs root building them is most of a second of CPU, and
         a search that hogs the interpreter slows the watcher's sweeps in other threads)."""
 
-    def answer(self, request: SearchRequest, corpus: Corpus) -> Answer:
+    def rank(self, request: SearchRequest, corpus: Corpus) -> Answer:
         """Answer one search within its deadline: a page of hits with their links, or the
         nearest headings and files."""
         started = time.monotonic()
@@ -227,7 +227,7 @@ def _page(
 
 def _done(result: Answer, started: float, query: Query, corpus: Corpus | None = None) -> Answer:
     """The answer with its query, its time, and (given the corpus) which hits are pinned. Its
-    hits' links are found once they hold their text (`live.answering.holding`)."""
+    hits' links are found once they hold their text (`live.answers.holding`)."""
     elapsed = round((time.monotonic() - started) * 1000, 2)
     pinned = pinned_among(result.docs, corpus) if corpus is not None else frozenset()
     return replace(result, elapsed_ms=elapsed, clipped=query.clipped, query=query, pinned=pinned)

@@ -10,7 +10,7 @@ from pathlib import Path
 from cli import commands
 from corpus.roots import make_roots
 from live.index import LiveIndex
-from retrieval.search.answer import SearchRequest
+from retrieval.search.request import SearchRequest
 from tests.cli.support import as_json, screen
 from tests.helpers import cli
 

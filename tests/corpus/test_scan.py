@@ -222,7 +222,7 @@ def test_a_symlink_is_refused_as_its_target_would_be(make_tree: Callable[..., Pa
     assert reasons(corpus) == {**OTHER_REASONS, **LINK_REASONS}
     assert not any(MARKER in f.text for f in corpus.files.values())
     assert not [f for f in corpus.files.values() if f.pinned]  # `overview.md -> .env` pins nothing
-    assert MARKER not in briefing.pinned_context(corpus)
+    assert MARKER not in briefing.pinned_context(corpus).text
     fresh = {  # read fresh from disk by URI, as resources/read does: the same reasons
         **{f"agents://{rel}": why for rel, why in LINK_REASONS.items() if not rel.endswith("/")},
         "agents://linkdir/pkg/readme.md": "symlink into an ignored folder (node_modules/pkg/readme.md)",

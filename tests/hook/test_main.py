@@ -17,7 +17,7 @@ import pytest
 
 from bench import monorepo
 from clients.payloads import shell_paths
-from hook.main import answer
+from hook.main import respond
 from hook.sessions import record_path
 from tests.conftest import write_tree
 from tests.helpers import REPO
@@ -61,7 +61,7 @@ def context(out: str) -> str:
 
 
 def test_at_the_start_the_pinned_files_claude_code_does_not_load(project: Path) -> None:
-    out = answer("claude-code", claude(project, "SessionStart", source="startup"))
+    out = respond("claude-code", claude(project, "SessionStart", source="startup"))
     assert json.loads(out)["hookSpecificOutput"]["hookEventName"] == "SessionStart"
     text = context(out)
     assert "OVERVIEW-MARK" in text
@@ -70,45 +70,45 @@ def test_at_the_start_the_pinned_files_claude_code_does_not_load(project: Path) 
 
 
 def test_at_the_start_codex_gets_what_it_does_not_load(project: Path) -> None:
-    text = context(answer("codex", claude(project, "SessionStart", source="startup")))
+    text = context(respond("codex", claude(project, "SessionStart", source="startup")))
     assert "OVERVIEW-MARK" in text and "AGENTS-MARK" not in text
 
 
 def test_a_touched_file_gets_its_rules_once_most_specific_first(project: Path) -> None:
     edit = claude(project, "PreToolUse", tool_name="Edit", tool_input={"file_path": str(project / "src/api/auth.ts")})
-    first = context(answer("claude-code", edit))
+    first = context(respond("claude-code", edit))
     assert first.startswith(
         "agents-context: the project's agent files have rules for src/api/auth.ts:\n\n<context path="
     )
     assert first.index("CLAUDE-API-MARK") < first.index("NESTED-AGENTS-MARK")  # globs before folders
     assert "CURSOR-TS-MARK" in first
-    assert answer("claude-code", edit) == ""  # once per session
+    assert respond("claude-code", edit) == ""  # once per session
     other = claude(
         project, "PostToolUse", tool_name="Write", tool_input={"file_path": str(project / "src/api/users.ts")}
     )
-    assert answer("claude-code", other) == ""  # the same rules: already given
-    assert "CLAUDE-API-MARK" in context(answer("claude-code", {**edit, "session_id": "s2"}))  # another session
+    assert respond("claude-code", other) == ""  # the same rules: already given
+    assert "CLAUDE-API-MARK" in context(respond("claude-code", {**edit, "session_id": "s2"}))  # another session
 
 
 def test_a_compaction_or_a_clear_forgets_what_was_given(project: Path) -> None:
     edit = claude(project, "PreToolUse", tool_name="Edit", tool_input={"file_path": str(project / "src/api/auth.ts")})
-    assert context(answer("claude-code", edit))
-    assert answer("claude-code", claude(project, "SessionStart", source="resume")) != ""
-    assert answer("claude-code", edit) == ""  # a resumed session keeps what it was given
-    answer("claude-code", claude(project, "SessionStart", source="compact"))
-    assert "CLAUDE-API-MARK" in context(answer("claude-code", edit))
+    assert context(respond("claude-code", edit))
+    assert respond("claude-code", claude(project, "SessionStart", source="resume")) != ""
+    assert respond("claude-code", edit) == ""  # a resumed session keeps what it was given
+    respond("claude-code", claude(project, "SessionStart", source="compact"))
+    assert "CLAUDE-API-MARK" in context(respond("claude-code", edit))
 
 
 def test_what_claude_code_adds_itself_on_a_read_is_left_out(project: Path) -> None:
     read = claude(project, "PreToolUse", tool_name="Read", tool_input={"file_path": str(project / "src/api/auth.ts")})
-    text = context(answer("claude-code", read))
+    text = context(respond("claude-code", read))
     assert "CLAUDE-API-MARK" not in text  # Claude Code adds .claude/rules with matching paths: on a read
     assert "CURSOR-TS-MARK" in text and "NESTED-AGENTS-MARK" in text
 
 
 def test_nothing_for_a_file_no_rule_matches(project: Path) -> None:
     read = claude(project, "PreToolUse", tool_name="Read", tool_input={"file_path": str(project / "docs/readme.txt")})
-    assert answer("claude-code", read) == ""
+    assert respond("claude-code", read) == ""
 
 
 def test_paths_in_shell_commands_and_patches(project: Path) -> None:
@@ -118,35 +118,35 @@ def test_paths_in_shell_commands_and_patches(project: Path) -> None:
     ]
     assert list(shell_paths("ls -la 'unclosed", project)) == []
     patch = "*** Begin Patch\n*** Update File: src/api/auth.ts\n@@\n-x\n+y\n*** End Patch\n"
-    out = answer("codex", claude(project, "PreToolUse", tool_name="apply_patch", tool_input={"command": patch}))
+    out = respond("codex", claude(project, "PreToolUse", tool_name="apply_patch", tool_input={"command": patch}))
     assert "CLAUDE-API-MARK" in context(out)
     bash = claude(project, "PreToolUse", tool_name="Bash", tool_input={"command": "sed -n 1p src/api/users.ts"})
-    assert "CURSOR-TS-MARK" in context(answer("claude-code", bash))
+    assert "CURSOR-TS-MARK" in context(respond("claude-code", bash))
 
 
 def test_gemini_cli_read_many_files_counts_the_files_it_names(project: Path) -> None:
     payload = claude(
         project, "AfterTool", tool_name="read_many_files", tool_input={"include": ["src/api/users.ts", "**/*.md"]}
     )
-    out = json.loads(answer("gemini-cli", payload))
+    out = json.loads(respond("gemini-cli", payload))
     assert "CURSOR-TS-MARK" in out["hookSpecificOutput"]["additionalContext"]
 
 
 def test_gemini_cli_after_a_tool(project: Path) -> None:
     payload = claude(project, "AfterTool", tool_name="read_file", tool_input={"file_path": "src/api/auth.ts"})
-    out = json.loads(answer("gemini-cli", payload))
+    out = json.loads(respond("gemini-cli", payload))
     assert out["hookSpecificOutput"]["hookEventName"] == "AfterTool"
     assert "NESTED-AGENTS-MARK" in out["hookSpecificOutput"]["additionalContext"]
 
 
 def test_cline_at_the_start_and_before_a_tool(project: Path) -> None:
     roots = {"clineVersion": "3.40.0", "taskId": "task-1", "workspaceRoots": [str(project)]}
-    start = json.loads(answer("cline", {**roots, "hookName": "TaskStart", "taskStart": {"task": "fix auth"}}))
+    start = json.loads(respond("cline", {**roots, "hookName": "TaskStart", "taskStart": {"task": "fix auth"}}))
     assert start["cancel"] is False and "OVERVIEW-MARK" in start["contextModification"]
     tool = {"toolName": "read_file", "parameters": {"path": "src/api/auth.ts"}}
-    before = json.loads(answer("cline", {**roots, "hookName": "PreToolUse", "preToolUse": tool}))
+    before = json.loads(respond("cline", {**roots, "hookName": "PreToolUse", "preToolUse": tool}))
     assert "CLAUDE-API-MARK" in before["contextModification"]
-    assert answer("cline", {**roots, "hookName": "PreToolUse", "preToolUse": tool}) == ""  # once
+    assert respond("cline", {**roots, "hookName": "PreToolUse", "preToolUse": tool}) == ""  # once
 
 
 def test_cline_and_cursor_get_a_json_object_even_when_there_is_nothing_to_add(project: Path, state: Path) -> None:
@@ -168,7 +168,7 @@ def test_cline_and_cursor_get_a_json_object_even_when_there_is_nothing_to_add(pr
     ],
 )
 def test_another_hosts_payload_is_ignored(project: Path, payload: object) -> None:
-    assert answer("claude-code", payload) == ""
+    assert respond("claude-code", payload) == ""
 
 
 def test_over_the_hosts_limit_rules_are_named_with_how_to_read_them(tmp_path: Path) -> None:
@@ -178,7 +178,7 @@ def test_over_the_hosts_limit_rules_are_named_with_how_to_read_them(tmp_path: Pa
     }
     folder = write_tree(tmp_path / "big", {"AGENTS.md": "# A\n", **big, "src/a.py": "x = 1\n"})
     edit = claude(folder, "PreToolUse", tool_name="Edit", tool_input={"file_path": str(folder / "src/a.py")})
-    text = context(answer("claude-code", edit))
+    text = context(respond("claude-code", edit))
     assert len(text) <= 9_500
     # Each file named once, with why it applies and its description; what fits whole, the rest by name.
     for i in range(6):
@@ -195,7 +195,7 @@ def test_over_the_hosts_limit_rules_are_named_with_how_to_read_them(tmp_path: Pa
     )
     # The next touch of a file they apply to gives the ones only named, and nothing given before.
     again = claude(folder, "PreToolUse", tool_name="Edit", tool_input={"file_path": str(folder / "src/a.py")})
-    then = context(answer("claude-code", again))
+    then = context(respond("claude-code", again))
     assert then.count("</context>") == 1 and then.count(" />") == 4
     whole = {
         i
@@ -464,7 +464,7 @@ def test_a_long_rule_is_given_once_then_only_what_names_the_next_file(tmp_path: 
 
     def read(rel: str, event: str = "PreToolUse") -> str:
         payload = claude(project, event, tool_name="Read", tool_input={"file_path": str(project / rel)})
-        return context(answer("claude-code", payload))
+        return context(respond("claude-code", payload))
 
     first = read(monorepo.TASK_FILE)
     assert len(first) <= 9_500 and monorepo.rule_share(first, lines) >= 0.8

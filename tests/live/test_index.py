@@ -22,8 +22,8 @@ from live import sync as reading
 from live.changes import swept
 from live.index import LiveIndex
 from live.settle import Came
-from retrieval.search.answer import WINDOWS
 from retrieval.search.policy import served
+from retrieval.search.request import WINDOWS
 from retrieval.search.retriever import RetrievalRequest
 from tests.live.support import (
     QUERIES,

@@ -14,7 +14,7 @@ from live.index import LiveIndex
 from live.status import StatusReport, render, report
 from live.sync import Progress
 from retrieval.render.grammar import utc
-from retrieval.search.answer import Phase
+from retrieval.search.request import Phase
 from tests.conftest import DEPLOY, SECURITY
 from tests.helpers import split_status
 

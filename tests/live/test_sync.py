@@ -20,7 +20,7 @@ from live.settle import Settler
 from live.store import Store
 from live.sync import Progress, RootSync
 from retrieval.engine.ranking import DEFAULT
-from retrieval.search.answer import Phase, RootCondition
+from retrieval.search.request import Phase, RootCondition
 from tests.conftest import write_tree
 
 TREE = {"overview.md": "# Overview\n\nPinned alpha.\n", "security.md": "# Security\n\nbeta rules.\n"}

@@ -120,7 +120,7 @@ def test_a_worker_never_imports_the_servers_main_module_again(tmp_path: Path) ->
         "    root = make_roots([], [Path(sys.argv[1])])[0]\n"
         "    call = lambda refs: pickle.dumps((workers.read_part, (root, refs, 100_000, 0, DEFAULT)))\n"
         "    with workers.Pool(2) as pool:\n"
-        "        [(_, part)] = pool.read([walk(root).files], call)\n"
+        "        [(_, part)] = pool.run([walk(root).files], call)\n"
         "    print(len(part.arrays['f_stat']), part.unread)\n"
     )
     done = subprocess.run(
@@ -147,13 +147,13 @@ def test_a_worker_that_dies_fails_its_chunk_and_another_reads_the_rest(tmp_path:
         return pickle.dumps((workers.read_part, (root, part, 100_000, 0, DEFAULT)))
 
     with workers.Pool(2) as pool:
-        got = {str(part): read for part, read in pool.read([first, "die", second], call)}
+        got = {str(part): read for part, read in pool.run([first, "die", second], call)}
     assert isinstance(got["die"], workers.Failed)
     for part in (first, second):
         read = got[str(part)]
         assert isinstance(read, workers.Part) and len(read.arrays["f_stat"]) == 2 and read.unread == []
     with workers.Pool(1) as pool:  # the only worker dies: the parts it never took fail too
-        left = [(part, type(read)) for part, read in pool.read(["die", first], call)]
+        left = [(part, type(read)) for part, read in pool.run(["die", first], call)]
     assert left == [("die", workers.Failed), (first, workers.Failed)]
 
 

@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 
 from corpus.roots import make_roots
-from live import answering
+from live import answers
 from live.index import LiveIndex
 from retrieval.engine.ranking import DEFAULT
 from retrieval.render.hits import Page, render_context, render_docs
-from retrieval.search.answer import DETAILS, SECTIONS, WINDOWS, SearchRequest
+from retrieval.search.request import DETAILS, SECTIONS, WINDOWS, SearchRequest
 from tests.helpers import REPO
 
 ROOT = REPO
@@ -115,8 +115,8 @@ def test_retrieval_neither_opens_nor_stats_a_file(make_tree: Callable[..., Path]
     for request in requests:
         with live.view() as view:
             with no_disk():
-                found = view.policy.answer(request, view.corpus)
-            held, moved = answering.holding(found, view.corpus)  # the live index reads the hits' text
+                found = view.policy.rank(request, view.corpus)
+            held, moved = answers.holding(found, view.corpus)  # the live index reads the hits' text
             assert moved == []
             with no_disk():
                 render = render_context if request.kind is SECTIONS else render_docs

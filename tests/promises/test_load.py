@@ -18,8 +18,8 @@ from mcp import Client
 
 from corpus.roots import make_roots
 from live.index import LiveIndex
-from retrieval.search.answer import SECTIONS
 from retrieval.search.policy import served
+from retrieval.search.request import SECTIONS
 from retrieval.search.retriever import RetrievalRequest
 from tests.helpers import eventually, make_server, split_status, text_of
 from tests.tally import tried

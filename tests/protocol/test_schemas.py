@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field
 
 from protocol.descriptions import Generation, PathPrefix, Query, SectionsK, StartLine
 from protocol.schemas import input_schema, output_schema
-from retrieval.search.answer import SECTIONS
+from retrieval.search.request import SECTIONS
 
 
 class Arguments(BaseModel):

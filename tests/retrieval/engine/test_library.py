@@ -8,8 +8,8 @@ from pathlib import Path
 from corpus.catalog import load
 from corpus.roots import make_roots
 from retrieval.engine.library import index_corpus
-from retrieval.search.answer import SECTIONS, WINDOWS
 from retrieval.search.policy import served
+from retrieval.search.request import SECTIONS, WINDOWS
 from retrieval.search.retriever import RetrievalRequest, Retriever
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from retrieval.chunks.units import Unit
-from retrieval.search.answer import Answer, Method
+from retrieval.search.request import Answer, Method
 from retrieval.search.retriever import RetrievedDocument
 
 

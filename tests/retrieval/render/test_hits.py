@@ -13,7 +13,9 @@ from hypothesis import strategies as st
 from corpus.catalog import Change
 from retrieval.chunks.units import Unit
 from retrieval.render.hits import Page, render_context, render_docs
-from retrieval.search.answer import (
+from retrieval.search.nearest import Nearest
+from retrieval.search.policy import Policy
+from retrieval.search.request import (
     DETAILS,
     SECTIONS,
     WINDOWS,
@@ -24,8 +26,6 @@ from retrieval.search.answer import (
     Miss,
     SearchRequest,
 )
-from retrieval.search.nearest import Nearest
-from retrieval.search.policy import Policy
 from retrieval.search.retriever import RetrievedDocument
 from retrieval.text.query import Query, parse
 from retrieval.text.tokenize import tokenize
@@ -352,7 +352,7 @@ def test_no_answer_exceeds_its_budget(
     policy = Policy(library)
     for kind, render in ((SECTIONS, render_context), (WINDOWS, render_docs)):
         request = SearchRequest(query=q, kind=kind, k=20, offset=offset, path_prefix=prefix)
-        found = replace(policy.answer(request, corpus), freshness=fresh)
+        found = replace(policy.rank(request, corpus), freshness=fresh)
         page = Page(detail=detail, max_tokens=max_tokens, offset=offset, gen_changed=True, tokenize=tokenize)
         text = render(q, found, page).text
         assert len(text) <= max_tokens * 4, (found.method, len(text))

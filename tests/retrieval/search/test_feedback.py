@@ -9,8 +9,8 @@ from corpus.catalog import load
 from corpus.roots import make_roots
 from retrieval.engine.library import Library, index_corpus
 from retrieval.engine.ranking import DEFAULT
-from retrieval.search.answer import SECTIONS
 from retrieval.search.policy import served
+from retrieval.search.request import SECTIONS
 from retrieval.search.retriever import RetrievalRequest
 
 

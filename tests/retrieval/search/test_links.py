@@ -14,9 +14,9 @@ from corpus.roots import make_roots
 from retrieval.chunks.links import Pages, link_units, target
 from retrieval.engine.library import Library, index_corpus
 from retrieval.engine.ranking import DEFAULT
-from retrieval.search.answer import WINDOWS
 from retrieval.search.links import hrefs
 from retrieval.search.policy import served
+from retrieval.search.request import WINDOWS
 from retrieval.search.retriever import RetrievalRequest
 
 QUERY = "keep old links working after pages move"

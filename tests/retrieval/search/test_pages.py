@@ -16,8 +16,8 @@ from retrieval.chunks.units import section_units
 from retrieval.engine.index import BM25Index, Doc, Field, apart
 from retrieval.engine.library import Library, index_corpus
 from retrieval.engine.ranking import DEFAULT, PAGE, PLAIN
-from retrieval.search.answer import SECTIONS, WINDOWS
 from retrieval.search.policy import served
+from retrieval.search.request import SECTIONS, WINDOWS
 from retrieval.search.retriever import RetrievalRequest
 
 QUERY = "rate limit retry"

@@ -13,8 +13,8 @@ from corpus.catalog import load
 from corpus.roots import make_roots
 from retrieval.engine.library import Library, index_corpus
 from retrieval.engine.ranking import DEFAULT, PLAIN
-from retrieval.search.answer import SECTIONS, WINDOWS
 from retrieval.search.policy import served
+from retrieval.search.request import SECTIONS, WINDOWS
 from retrieval.search.retriever import BM25Retriever, RetrievalRequest
 from tests.retrieval.engine.support import explained_from_text
 

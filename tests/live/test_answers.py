@@ -10,9 +10,9 @@ import pytest
 from corpus.errors import NotInCorpus
 from corpus.roots import RootKind, make_roots
 from live import texts
-from live.answering import now, read, search
+from live.answers import now, read, search
 from live.index import LiveIndex
-from retrieval.search.answer import WINDOWS, Answer, RootCondition, SearchRequest
+from retrieval.search.request import WINDOWS, Answer, RootCondition, SearchRequest
 from tests.conftest import DEPLOY, SECURITY
 
 TREE = {

@@ -10,7 +10,7 @@ import pytest
 from corpus.catalog import Corpus, load
 from corpus.roots import make_roots
 from retrieval.chunks.units import Unit
-from retrieval.search.answer import SECTIONS, WINDOWS, Answer, Method, Scope, SearchKind
+from retrieval.search.request import SECTIONS, WINDOWS, Answer, Method, Scope, SearchKind
 from retrieval.text.query import parse
 from retrieval.text.tokenize import tokenize
 

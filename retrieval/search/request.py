@@ -1,16 +1,17 @@
-"""What a search is asked (`SearchRequest`, its `SearchKind` and `Scope`) and the one typed result
-it produces (`Answer`, with its `Freshness` and each partial root's `RootCondition`, the `Method`
-that answered and, when nothing matched, the `Miss`): the text body and the structured content
-are both rendered from it."""
+"""What each surface asks, one request type a question (`SearchRequest`, with its `SearchKind`
+and `Scope`; `PathRequest`, `ReadRequest`, `PinnedRequest`), all answered by `live.answers`, and
+the one typed result a search produces (`Answer`, with its `Freshness` and each partial root's
+`RootCondition`, the `Method` that answered and, when nothing matched, the `Miss`): the text body
+and the structured content are both rendered from it."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Literal, get_args
 
-from corpus.catalog import Change
+from corpus.catalog import Change, Corpus
 from corpus.files import CorpusFile
 from corpus.identity import split_display
 from retrieval.chunks.units import Unit
@@ -92,13 +93,15 @@ DEFAULT_DETAIL: Detail = "sections"
 DEFAULT_MAX_TOKENS = 4000
 DEADLINE_S = 5.0
 """A search still running after this long answers with its best results so far (`--deadline-ms`)."""
+EMPTY_QUERY = "query is required: pass a non-empty 'query' string"
+EMPTY_PATH = "path is required: pass the source file's path, e.g. 'src/api/auth.py'"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SearchRequest:
     """One search, as `context_search`, `search_docs`, `agents-context search` and `eval` ask for
-    it: what to search, and how to show what is found. The one type every surface builds; the
-    policy, the live index's answering and the rendering all read it."""
+    it: what to search, and how to show what is found. Every search surface builds it; the
+    policy, `live.answers` and the rendering all read it."""
 
     query: str
     kind: SearchKind = SearchKind.SECTIONS
@@ -126,6 +129,44 @@ class SearchRequest:
     @property
     def page_size(self) -> int:
         return self.kind.clamp_k(self.k)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PathRequest:
+    """`context_for_path`: the rules that apply to one source file, shown as a search's hits are.
+    A relative `path` is taken from the server's working folder (`corpus.roots.relative_sources`,
+    which the hook asks too)."""
+
+    path: str
+    detail: Detail = DEFAULT_DETAIL
+    max_tokens: int = DEFAULT_MAX_TOKENS
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReadRequest:
+    """`read_context` and `agents-context read`: a file by any name an agent might use for it, then
+    one section of it or a line range, read from disk now."""
+
+    name: str
+    section: str | None = None
+    start: int | None = None
+    end: int | None = None
+    max_tokens: int = DEFAULT_MAX_TOKENS
+
+
+def _nothing_loaded(_: Corpus) -> Mapping[str, str]:
+    return {}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PinnedRequest:
+    """`pinned_context`, the tool and the prompt: the pinned files whole within `budget` bytes,
+    then what can be searched. `loaded` gives the files the client put into the model's context
+    itself (by display path, with how), named rather than repeated; `client` is its name."""
+
+    budget: int
+    client: str = ""
+    loaded: Callable[[Corpus], Mapping[str, str]] = _nothing_loaded
 
 
 @dataclass(frozen=True, slots=True)
