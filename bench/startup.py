@@ -44,6 +44,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     from bench.measure import rss_bytes
     from cli.settings import Settings
     from corpus.roots import make_roots
+    from live import answers
     from live.cache import IndexCache
     from live.index import LiveIndex
     from retrieval.engine.ranking import DEFAULT
@@ -62,9 +63,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     t2 = time.perf_counter()
     with live.view() as view:
         retriever = view.policy.retrievers[WINDOWS]
-        answer = render_docs(
-            args.query, Answer(docs=retriever.search(RetrievalRequest(args.query, 5)).docs, method=Method.BM25)
-        )
+        found = Answer(docs=retriever.search(RetrievalRequest(args.query, 5)).docs, method=Method.BM25)
+        answer = render_docs(args.query, answers.holding(found, view.corpus)[0])  # a docs hit's text is read
     t3 = time.perf_counter()
     partial = any(live.building(r) for r in live.roots)
     if live.indexer is not None:

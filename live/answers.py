@@ -35,6 +35,7 @@ from retrieval.search.request import (
     SECTIONS,
     Answer,
     Freshness,
+    Held,
     PathRequest,
     Phase,
     PinnedRequest,
@@ -124,7 +125,7 @@ def _for_path(live: LiveIndex, request: PathRequest) -> Rendered[SearchResult]:
         found = replace(path_answer(view.corpus, where), freshness=freshness(live, view, live.agents_roots))
     miss = applies.OUTSIDE if live.agents_roots and not where else applies.MISS
     page = Page(detail=request.detail, max_tokens=budget(request.max_tokens), miss=miss.format(path=request.path))
-    return render_context(request.path, found, page)
+    return render_context(request.path, texts.in_memory(found), page)
 
 
 def freshness(live: LiveIndex, view: View, roots: Sequence[Root]) -> Freshness:
@@ -138,7 +139,7 @@ def freshness(live: LiveIndex, view: View, roots: Sequence[Root]) -> Freshness:
     )
 
 
-def search(live: LiveIndex, request: SearchRequest) -> Answer:
+def search(live: LiveIndex, request: SearchRequest) -> Held:
     """The request's page of hits from one generation, then make sure no hit comes from a file that changed since
     it was indexed (a deleted or edited file is re-checked and the search run again). The re-checks
     wait for updates and pause for files to hold still at most `CATCH_UP_S` in all: files that
@@ -169,7 +170,7 @@ def search(live: LiveIndex, request: SearchRequest) -> Answer:
     return found
 
 
-def holding(found: Answer, corpus: Corpus) -> tuple[Answer, list[str]]:
+def holding(found: Answer, corpus: Corpus) -> tuple[Held, list[str]]:
     """The answer with every hit holding its text (`texts.held`: a docs hit's lines are read from
     its file), each cut to the line the policy asked (`from_line`), and the links of each hit read
     from that text; but for the hits whose file no longer has the content it was indexed with:
@@ -181,7 +182,7 @@ def holding(found: Answer, corpus: Corpus) -> tuple[Answer, list[str]]:
         for d, unit in held
         if unit is not None
     ]
-    answer = replace(found, docs=docs, links=with_links(docs, corpus))
+    answer = Held(replace(found, docs=docs, links=with_links(docs, corpus)))
     return answer, [d.unit.path for d, unit in held if unit is None]
 
 

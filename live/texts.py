@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import os
 
-from corpus.errors import Moved
+from corpus.errors import Moved, NotHeld
 from corpus.files import CorpusFile
 from corpus.read import read_again
 from retrieval.chunks.units import Unit
+from retrieval.search.request import Answer, Held
 
 Read = dict[tuple[str, str], str | None]
 """The texts one answer has read, by display path and digest (None: the file no longer has that
@@ -52,3 +53,13 @@ def held(unit: Unit, read: Read | None = None) -> Unit | None:
         return None
     source = text if unit.end < 0 else text[unit.at : unit.end]
     return unit._replace(source=source, at=0, end=-1)
+
+
+def in_memory(found: Answer) -> Held:
+    """`found` as held, when every hit's text is in memory (the units of `.AGENTS` roots, whose
+    text the index holds: `context_for_path`'s); `NotHeld` if one is not, which is a bug of the
+    caller: such an answer goes through `live.answers.holding`."""
+    for doc in found.docs:
+        if not isinstance(doc.unit.source, str):
+            raise NotHeld(f"{doc.unit.path}: a hit whose text is not in memory must be read (live.answers.holding)")
+    return Held(found)

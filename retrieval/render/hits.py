@@ -38,6 +38,7 @@ from retrieval.search.request import (
     Answer,
     Detail,
     Freshness,
+    Held,
     Method,
     Miss,
     RootCondition,
@@ -231,7 +232,7 @@ def _context_open(doc: RetrievedDocument, answer: Answer, page: Page, closed: bo
     return f"<context {attrs}{' /' if closed else ''}>"
 
 
-def render_context(query: str, answer: Answer, page: Page | None = None) -> Rendered[SearchResult]:
+def render_context(query: str, answer: Held, page: Page | None = None) -> Rendered[SearchResult]:
     page = page or Page()
     if answer.past_end is not None:
         return _miss(CONTEXT_PAST_END.format(query=echo(query), why=_past_end(answer, page)), answer, page)
@@ -256,7 +257,7 @@ def render_context(query: str, answer: Answer, page: Page | None = None) -> Rend
 # --- search_docs --------------------------------------------------------------------------------
 
 
-def render_docs(query: str, answer: Answer, page: Page | None = None) -> Rendered[SearchResult]:
+def render_docs(query: str, answer: Held, page: Page | None = None) -> Rendered[SearchResult]:
     """`--- path#chunk (score=...) ---` blocks and the cost footer `[N hits, ~C chars (~T tokens)]`,
     C = hit text chars (docs/contracts.md, "`search_docs` BODY")."""
     page = page or Page()

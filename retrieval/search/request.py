@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Literal, get_args
+from typing import Literal, NewType, get_args
 
 from corpus.catalog import Change, Corpus
 from corpus.files import CorpusFile
@@ -285,3 +285,10 @@ class Answer:
     def dropped(self) -> tuple[str, ...]:
         """The quoted phrases a `bm25-relaxed` answer searched without their quotes."""
         return self.query.quoted if self.query is not None and self.method is Method.BM25_RELAXED else ()
+
+
+Held = NewType("Held", Answer)
+"""An `Answer` whose every hit holds its text. Only the live index makes one (`live.answers.holding`
+reads a docs hit's lines from its file; `live.texts.in_memory` checks hits whose text is in memory),
+and rendering takes nothing else: rendering before the text is held is a type error, not a
+`NotHeld` at run time."""

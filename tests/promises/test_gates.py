@@ -123,3 +123,25 @@ def test_retrieval_neither_opens_nor_stats_a_file(make_tree: Callable[..., Path]
                 text = render(request.query, held, Page.of(request, held, view.library.tokenize)).text
         shown += "Step 1 of the okapi" in text
     assert shown  # docs windows were shown, their text read by the live index alone
+
+
+def test_rendering_before_the_text_is_held_is_a_type_error(tmp_path: Path) -> None:
+    """A ranked answer's docs hits do not hold their text: rendering one is refused by the type
+    checker (`Held`), and an answer through `live.answers.holding` is taken."""
+    snippet = tmp_path / "snippet.py"
+    snippet.write_text(
+        "from corpus.catalog import Corpus\n"
+        "from live.answers import holding\n"
+        "from retrieval.render.hits import render_context\n"
+        "from retrieval.search.request import Answer\n\n\n"
+        "def ranked(found: Answer, corpus: Corpus) -> None:\n"
+        "    render_context('q', found)\n"
+        "    render_context('q', holding(found, corpus)[0])\n",
+        encoding="utf-8",
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--follow-imports=silent", str(snippet)],
+        capture_output=True, text=True, cwd=REPO, timeout=300, check=False,
+    )  # fmt: skip
+    errors = [line for line in done.stdout.splitlines() if ": error:" in line]
+    assert len(errors) == 1 and "snippet.py:8:" in errors[0] and 'expected "Held"' in errors[0], done.stdout

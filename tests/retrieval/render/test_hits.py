@@ -12,7 +12,10 @@ from hypothesis import strategies as st
 
 from corpus.catalog import Change
 from retrieval.chunks.units import Unit
-from retrieval.render.hits import Page, render_context, render_docs
+from retrieval.render import hits
+from retrieval.render.grammar import Rendered
+from retrieval.render.hits import Page
+from retrieval.render.schema import SearchResult
 from retrieval.search.nearest import Nearest
 from retrieval.search.policy import Policy
 from retrieval.search.request import (
@@ -22,6 +25,7 @@ from retrieval.search.request import (
     Answer,
     Detail,
     Freshness,
+    Held,
     Method,
     Miss,
     SearchRequest,
@@ -31,6 +35,15 @@ from retrieval.text.query import Query, parse
 from retrieval.text.tokenize import tokenize
 from tests.helpers import library_for, split_status
 from tests.retrieval.render.support import bm25, section
+
+
+def render_context(query: str, answer: Answer, page: Page | None = None) -> Rendered[SearchResult]:
+    """`hits.render_context` of an answer these tests build, whose hits hold their text."""
+    return hits.render_context(query, Held(answer), page)
+
+
+def render_docs(query: str, answer: Answer, page: Page | None = None) -> Rendered[SearchResult]:
+    return hits.render_docs(query, Held(answer), page)
 
 
 def window(path: str, chunk: int, text: str, score: float, start: int = 1) -> RetrievedDocument:

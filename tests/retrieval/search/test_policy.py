@@ -9,7 +9,7 @@ from pathlib import Path
 
 from retrieval.render.hits import render_context
 from retrieval.search.policy import Policy
-from retrieval.search.request import SearchRequest
+from retrieval.search.request import Held, SearchRequest
 from tests.helpers import SlowText, library_for
 
 
@@ -28,6 +28,6 @@ def test_a_deadline_with_nothing_ready_still_answers_with_the_outline(agents: Pa
     found = Policy(library).rank(SearchRequest(query="zebra rollback", k=3, deadline_s=0.0), corpus)
     assert (found.method, found.partial, found.docs) == ("outline", True, [])
     assert found.fallback_reason == "the deadline passed before anything matched"
-    rendered = render_context("zebra", found).text
+    rendered = render_context("zebra", Held(found)).text
     assert "(the deadline passed before anything matched; read one with read_context)" in rendered
     assert "no word of the query matched" not in rendered
