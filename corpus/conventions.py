@@ -209,10 +209,16 @@ def _spec(patterns: tuple[str, ...]) -> GitIgnoreSpec:
     return spec(patterns)
 
 
+@lru_cache(maxsize=64)
+def _own(patterns: tuple[str, ...]) -> Globs:
+    """A convention's own patterns, matched as gitignore reads them, without pathspec."""
+    return Globs.of(patterns)
+
+
 @lru_cache(maxsize=4096)
 def convention_of(rel: str) -> Convention | None:
     """The convention of a file of the conventional root, by its path from the project's top."""
-    return next((c for c in CONVENTIONS if _spec(c.patterns).match_file(rel)), None)
+    return next((c for c in CONVENTIONS if _own(c.patterns).match(rel)), None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -294,10 +300,14 @@ def matches(glob: str, rel: str) -> bool:
 
 @lru_cache(maxsize=1024)
 def _matcher(glob: str) -> Globs | None:
-    if not valid(glob):
+    """The glob's matcher; None when it is not gitignore syntax once expanded. A rule's globs were
+    checked by `valid` when its front matter was read; this takes no pathspec (the hook matches
+    globs before every file touched), and reads invalid the same lines (`tests/corpus/test_globs.py`)."""
+    expanded = expand_braces(glob)
+    if not expanded or len(expanded) > MAX_ALTERNATIVES:
         return None
     try:
-        return Globs.of(expand_braces(glob))
+        return Globs.of(expanded)
     except InvalidGlob:
         return None
 

@@ -22,7 +22,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from corpus.ignore import IGNORE_FILES, IgnoreRules, names_in, spec
+from corpus.globs import Globs
+from corpus.ignore import IGNORE_FILES, IgnoreRules, names_in
 from corpus.listing import DIR, FILE, LINK, FolderStamp, Listing, Listings, listings_for, settled, stamp_of
 from corpus.names import printable
 from corpus.read import Refusal, SkipKind, Skipped, Stamp, kind_of, resolve_inside
@@ -30,7 +31,7 @@ from corpus.roots import Root
 from corpus.rules import is_editor_temp, is_ignored_dir, is_secret
 
 if TYPE_CHECKING:
-    from pathspec import GitIgnoreSpec
+    pass
 
 SECRET = "looks like a secret (denylist)"
 EDITOR_TEMP = "editor temporary file"
@@ -107,13 +108,15 @@ def check_name(rel: str) -> Refusal | None:
 
 
 @lru_cache(maxsize=16)
-def _include_spec(patterns: tuple[str, ...]) -> GitIgnoreSpec:
-    return spec(patterns)
+def _include_spec(patterns: tuple[str, ...]) -> Globs:
+    """The conventional files' own patterns, matched as gitignore reads them (`corpus.globs`): no
+    pathspec unless the root has ignore files."""
+    return Globs.of(patterns)
 
 
 def included(root: Root, rel: str) -> bool:
     """Whether `rel` can belong to `root` at all (a conventional root takes only its patterns)."""
-    return not root.include or _include_spec(root.include).match_file(rel)
+    return not root.include or _include_spec(root.include).match(rel)
 
 
 def refused(root: Root, rel: str, rules: IgnoreRules | None = None) -> Refusal | None:

@@ -68,6 +68,7 @@ def test_the_hook_loads_none_of_the_servers_packages_and_parses_once(tmp_path: P
     assert set(PARSERS) <= first  # the first event parses the rules
     again = touch("two")  # what the parse found is kept between events, in the state folder
     assert not again & {*HEAVY, *PARSERS}, again & {*HEAVY, *PARSERS}
+    assert "pathspec" not in again  # the conventions' own patterns and the rules' globs need none
     assert not any(p.suffix == ".json" for p in project.rglob("*") if "parses" in p.parts)  # never in the project
 
 
