@@ -106,13 +106,14 @@ def on_touch(event: Event, host: Hook, corpus: Corpus, session: Session, limit: 
             found.setdefault(f.path, []).append(item)
     offered: list[RuleFile] = []
     for path, items in found.items():
-        units = list({a.unit.id: a.unit for a in items if a.unit.id not in session.given}.values())
-        if len(units) < len({a.unit.id for a in items}):  # given in part before: what names this file
+        applying = {a.unit.id: a.unit for a in items}
+        units = [u for key, u in applying.items() if key not in session.given]
+        if len(units) < len(applying):  # given in part before: what names this file
             units = [u for u in units if names_the_file(u, event.paths)]
         if not units:
             continue
         ranked = best_first(sorted(units, key=lambda u: u.start_line), event.paths, event.tool)
-        rule = _rule_file(corpus.files[path], items[0].reason, ranked, total=len({a.unit.id for a in items}))
+        rule = _rule_file(corpus.files[path], items[0].reason, ranked, total=len(applying))
         if f"{path}#outline" in session.given:
             rule = replace(rule, outlined=True)
         offered.append(rule)

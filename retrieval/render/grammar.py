@@ -45,7 +45,7 @@ def status_line(fields: Mapping[str, object]) -> str:
 
 def _value(value: object) -> str:
     """The value as is, or a JSON string when it holds a space, `"`, `=`, `]` or a character that
-    is not printable (those are `\\uXXXX` escapes, so the STATUS line stays one line)."""
+    is not printable (escaped as JSON does, `\\u2028`, so the STATUS line stays one line)."""
     text = str(value)
     if text and text.isprintable() and not any(c in text for c in ' "=]'):
         return text
